@@ -1,0 +1,148 @@
+// Documents (memories), their versions and their facts. Every statement filters by namespace.
+
+// name: document_by_request_key
+MATCH (d:Document {request_key: $request_key})
+WHERE d.namespace = $namespace
+RETURN d.id AS id, d.request_hash AS request_hash
+
+// name: documents_create
+UNWIND $documents AS doc
+CREATE (d:Document)
+SET d = doc
+RETURN count(d) AS created
+
+// name: facts_create
+UNWIND $facts AS fact
+MATCH (d:Document {id: fact.document_id})
+WHERE d.namespace = fact.namespace
+CREATE (d)-[:CONTAINS]->(f:Fact)
+SET f = fact
+RETURN count(f) AS created
+
+// name: version_link
+MATCH (new:Document {id: $new_id}), (old:Document {id: $old_id})
+WHERE new.namespace = $namespace AND old.namespace = $namespace
+CREATE (new)-[:PREVIOUS_VERSION]->(old)
+RETURN count(*) AS linked
+
+// Locks the latest version of the chain that holds $id (a write lock on Neo4j, a write conflict on
+// the bundled engine), so that update, forget, redact and restore of one memory serialise.
+// name: chain_lock
+MATCH (d:Document {id: $id})
+WHERE d.namespace IN $namespaces
+MATCH (l:Document {chain_id: d.chain_id})
+WHERE l.namespace = d.namespace AND l.is_latest
+SET l.lock_token = $token
+RETURN d.id AS id, d.namespace AS namespace, d.chain_id AS chain_id, d.version AS version,
+       d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.is_redacted AS is_redacted,
+       l.id AS latest_id, l.version AS latest_version, l.is_latest AS latest_still_latest,
+       l.title AS title, l.source AS source, l.metadata AS metadata, l.created_at AS created_at
+
+// name: version_supersede
+MATCH (d:Document {id: $id})
+WHERE d.namespace = $namespace
+SET d.is_latest = false, d.superseded_at = $now
+WITH d
+MATCH (d)-[:CONTAINS]->(f:Fact)
+SET f.is_latest = false, f.superseded_at = $now
+RETURN count(f) AS facts
+
+// name: chain_forget_documents
+MATCH (d:Document {chain_id: $chain_id})
+WHERE d.namespace = $namespace AND NOT d.is_forgotten
+SET d.is_forgotten = true, d.forgotten_at = $now
+RETURN count(d) AS changed
+
+// name: chain_forget_facts
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace = $namespace AND f.namespace = $namespace AND NOT f.is_forgotten
+SET f.is_forgotten = true, f.forgotten_at = $now
+RETURN count(f) AS changed
+
+// name: chain_restore_documents
+MATCH (d:Document {chain_id: $chain_id})
+WHERE d.namespace = $namespace AND d.is_forgotten
+SET d.is_forgotten = false, d.restored_at = $now
+RETURN count(d) AS changed
+
+// name: chain_restore_facts
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.is_forgotten
+SET f.is_forgotten = false, f.restored_at = $now
+RETURN count(f) AS changed
+
+// Redaction removes text, hashes and embeddings; it keeps nodes, lineage, spans and times.
+// name: chain_redact_documents
+MATCH (d:Document {chain_id: $chain_id})
+WHERE d.namespace = $namespace AND NOT d.is_redacted
+SET d.forgotten_at = CASE WHEN d.is_forgotten THEN d.forgotten_at ELSE $now END
+SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now,
+    d.content = null, d.title = null, d.metadata = null, d.content_hash = null, d.request_hash = null
+RETURN count(d) AS changed
+
+// name: chain_redact_facts
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.redacted_at IS NULL
+SET f.forgotten_at = CASE WHEN f.is_forgotten THEN f.forgotten_at ELSE $now END
+SET f.text = null, f.embedding = null, f.is_forgotten = true, f.redacted_at = $now
+RETURN count(f) AS changed
+
+// name: chain_delete_facts
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace = $namespace AND f.namespace = $namespace
+DETACH DELETE f
+RETURN count(*) AS changed
+
+// name: chain_delete_documents
+MATCH (d:Document {chain_id: $chain_id})
+WHERE d.namespace = $namespace
+DETACH DELETE d
+RETURN count(*) AS changed
+
+// name: document_get
+MATCH (d:Document {id: $id})
+WHERE d.namespace IN $namespaces
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+OPTIONAL MATCH (l:Document {chain_id: d.chain_id})
+WHERE l.namespace = d.namespace AND l.is_latest
+RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_id, l.id AS latest_id
+
+// name: documents_count
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND {{ document_in_view }}
+RETURN count(d) AS total
+
+// name: documents_page
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND {{ document_in_view }}
+WITH d
+ORDER BY d.recorded_at DESC, d.id ASC
+SKIP $skip
+LIMIT $limit
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_id
+ORDER BY d.recorded_at DESC, d.id ASC
+
+// name: chain_history
+MATCH (start:Document {id: $id})
+WHERE start.namespace IN $namespaces
+MATCH (d:Document {chain_id: start.chain_id})
+WHERE d.namespace = start.namespace
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ document_fields }} AS document, p.id AS parent_id
+ORDER BY d.version DESC
+LIMIT $limit
+
+// Receipts make a retried forget return its first result, even after a hard delete left no node.
+// name: receipts_for_request
+MATCH (r:Receipt {request_id: $request_id})
+WHERE r.namespace IN $namespaces
+RETURN r.namespace AS namespace, r.target_id AS target_id, r.request_hash AS request_hash,
+       r.result AS result
+ORDER BY namespace
+LIMIT 100
+
+// name: receipt_create
+CREATE (r:Receipt)
+SET r = $receipt
+RETURN r.id AS id

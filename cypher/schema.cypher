@@ -1,0 +1,51 @@
+// Portable schema: uniqueness constraints and range indexes, run on both servers at every start
+// (each is IF NOT EXISTS, so the bootstrap is idempotent). Uniqueness is always on one property:
+// composite constraints behave differently on the two servers.
+// The search indexes (full-text, vector) differ per server: schema.neo4j.cypher / schema.arcadedb.sql.
+
+// name: constraint_document_id
+CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNIQUE
+
+// name: constraint_document_request_key
+CREATE CONSTRAINT document_request_key IF NOT EXISTS FOR (n:Document) REQUIRE n.request_key IS UNIQUE
+
+// A chain never forks: version_key = chain_id + '|' + version is set on every version.
+// name: constraint_document_version_key
+CREATE CONSTRAINT document_version_key IF NOT EXISTS FOR (n:Document) REQUIRE n.version_key IS UNIQUE
+
+// name: constraint_fact_id
+CREATE CONSTRAINT fact_id IF NOT EXISTS FOR (n:Fact) REQUIRE n.id IS UNIQUE
+
+// name: constraint_entity_id
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE
+
+// entity_key = namespace + '|' + normalized name (set by ingestion).
+// name: constraint_entity_key
+CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (n:Entity) REQUIRE n.entity_key IS UNIQUE
+
+// name: constraint_receipt_id
+CREATE CONSTRAINT receipt_id IF NOT EXISTS FOR (n:Receipt) REQUIRE n.id IS UNIQUE
+
+// name: constraint_receipt_request_key
+CREATE CONSTRAINT receipt_request_key IF NOT EXISTS FOR (n:Receipt) REQUIRE n.request_key IS UNIQUE
+
+// name: constraint_system_record_id
+CREATE CONSTRAINT system_record_id IF NOT EXISTS FOR (n:SystemRecord) REQUIRE n.id IS UNIQUE
+
+// name: index_document_namespace
+CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace)
+
+// name: index_document_chain_id
+CREATE INDEX document_chain_id IF NOT EXISTS FOR (n:Document) ON (n.chain_id)
+
+// name: index_document_content_hash
+CREATE INDEX document_content_hash IF NOT EXISTS FOR (n:Document) ON (n.content_hash)
+
+// name: index_receipt_request_id
+CREATE INDEX receipt_request_id IF NOT EXISTS FOR (n:Receipt) ON (n.request_id)
+
+// name: index_fact_namespace
+CREATE INDEX fact_namespace IF NOT EXISTS FOR (n:Fact) ON (n.namespace)
+
+// name: index_entity_namespace
+CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace)

@@ -1,0 +1,23 @@
+// Records of the reserved namespace `_system`. No caller can name that namespace.
+
+// name: schema_version_get
+MATCH (s:SystemRecord {id: 'schema_version'})
+WHERE s.namespace = '_system'
+RETURN s.version AS version
+
+// name: schema_version_set
+MERGE (s:SystemRecord {id: 'schema_version'})
+ON CREATE SET s.namespace = '_system', s.created_at = $now
+SET s.version = $version, s.updated_at = $now
+RETURN s.version AS version
+
+// name: ping
+RETURN 1 AS ok
+
+// name: show_indexes
+SHOW INDEXES YIELD name, type, labelsOrTypes, properties
+RETURN name, type, labelsOrTypes, properties ORDER BY name
+
+// name: show_constraints
+SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties
+RETURN name, type, labelsOrTypes, properties ORDER BY name

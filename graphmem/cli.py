@@ -1,0 +1,118 @@
+"""The ``graphmem`` command: ``serve`` and ``engine start|stop|status``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphmem.config import Settings
+from graphmem.errors import GraphmemError
+from graphmem.store.engine import BundledEngine
+
+app = typer.Typer(help="graphmem: a knowledge-graph memory server.", no_args_is_help=True)
+engine_app = typer.Typer(help="The bundled graph engine (used when GRAPHMEM_NEO4J_URI is not set).",
+                         no_args_is_help=True)
+app.add_typer(engine_app, name="engine")
+
+DataDir = Annotated[Path | None, typer.Option(help="Data directory [env: GRAPHMEM_DATA_DIR]")]
+
+
+def _settings(data_dir: Path | None = None, **overrides: object) -> Settings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir is not None:
+        values["data_dir"] = data_dir
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def _fail(exc: GraphmemError) -> None:
+    typer.echo(f"error: {exc.message}", err=True)
+    for key, value in exc.details.items():
+        typer.echo(f"{key}:\n{value}" if key == "log_tail" else f"{key}: {value}", err=True)
+    raise typer.Exit(code=1)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address [default: 127.0.0.1]")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [default: 8420]")] = None,
+    data_dir: DataDir = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+) -> None:
+    """Run the HTTP server. Starts (and owns) the bundled engine unless one is running or
+    GRAPHMEM_NEO4J_URI points at Neo4j."""
+    import uvicorn
+
+    from graphmem.app import create_app
+
+    settings = _settings(data_dir, host=host, port=port)
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level)
+    except GraphmemError as exc:
+        _fail(exc)
+
+
+@engine_app.command("start")
+def engine_start(data_dir: DataDir = None) -> None:
+    """Start the bundled engine detached (it keeps running after this command returns)."""
+    engine = BundledEngine(_settings(data_dir))
+    try:
+        state, started = engine.ensure_running(owned=False)
+    except GraphmemError as exc:
+        _fail(exc)
+        return
+    verb = "started" if started else "already running"
+    typer.echo(f"engine {verb}: pid {state.pid}, bolt 127.0.0.1:{state.bolt_port}, "
+               f"http 127.0.0.1:{state.http_port}, data {engine.data_dir}")
+
+
+@engine_app.command("stop")
+def engine_stop(data_dir: DataDir = None) -> None:
+    """Stop the bundled engine (SIGTERM, then SIGKILL after the stop timeout)."""
+    engine = BundledEngine(_settings(data_dir))
+    typer.echo("engine stopped" if engine.stop() else "engine was not running")
+
+
+@engine_app.command("status")
+def engine_status(
+    data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    """Print running/stopped, PID, ports, data directory, version, uptime and the password file's path."""
+    engine = BundledEngine(_settings(data_dir))
+    status = engine.status()
+    state = status.state
+    report = {
+        "state": "running" if status.running else "stopped",
+        "pid": state.pid if status.running and state else None,
+        "bolt_port": state.bolt_port if state else None,
+        "http_port": state.http_port if state else None,
+        "data_dir": str(status.data_dir),
+        "version": state.version if state else engine.version,
+        "uptime_s": round(status.uptime_s, 1) if status.uptime_s is not None else None,
+        "owner_pid": state.owner_pid if status.running and state else None,
+        "password_file": str(status.password_file),
+        "log_file": str(status.log_file),
+    }
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    width = max(map(len, report))
+    for key, value in report.items():
+        typer.echo(f"{key:<{width}}  {'-' if value is None else value}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Ingestion: text in, facts (and, later, entities, triples and embeddings) out."""

@@ -1,0 +1,32 @@
+"""Split a document into sentence-level facts with exact spans.
+
+Spans are Python code-point offsets into the stored content, end exclusive, so
+``content[start:end] == text`` always holds. The rule is deliberately simple (end punctuation followed by
+white space, or a line break); the spaCy stage of the ingestion pipeline refines it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A sentence is a maximal run that does not cross a line break and ends after . ! ? (plus closing
+# quotes/brackets) when white space follows.
+_SENTENCE = re.compile(r"[^\s](?:[^\n]*?(?:[.!?…]+[\"')\]»”’]*(?=\s)|(?=\n)|$))", re.S)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    text: str
+
+
+def split_sentences(content: str) -> list[Span]:
+    """Sentences of ``content`` in order, stripped of surrounding white space, none empty."""
+    spans = []
+    for match in _SENTENCE.finditer(content):
+        text = match.group(0).rstrip()
+        if text:
+            spans.append(Span(match.start(), match.start() + len(text), text))
+    return spans

@@ -1,0 +1,99 @@
+"""Wiring: settings → (bundled engine) → driver → dialect → schema → service. Used by the CLI and app.
+
+Start-up work lives here, once per process; requests never repeat it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from graphmem import __version__
+from graphmem.config import Settings
+from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.service import MemoryService
+from graphmem.store import dialect as dialects
+from graphmem.store.driver import GraphStore
+from graphmem.store.engine import BundledEngine
+from graphmem.store.schema import bootstrap
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: GraphStore
+    service: MemoryService
+    engine: BundledEngine | None = None
+    owns_engine: bool = False
+    schema_version: int = 0
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, settings: Settings, *, own_engine: bool = True) -> Runtime:
+        """Connect (starting the bundled engine if needed), detect the dialect, bootstrap the schema."""
+        engine: BundledEngine | None = None
+        started = False
+        if settings.uses_bundled_engine:
+            engine = BundledEngine(settings)
+            _, started = engine.ensure_running(owned=own_engine)
+            uri, user, password = engine.bolt_uri, "root", engine.password()
+            database = settings.engine_database
+        else:
+            if settings.neo4j_password is None:
+                raise ConfigurationError("GRAPHMEM_NEO4J_PASSWORD is required with GRAPHMEM_NEO4J_URI")
+            uri, user = str(settings.neo4j_uri), settings.neo4j_user
+            password, database = settings.neo4j_password.get_secret_value(), settings.neo4j_database
+        try:
+            driver = GraphStore.open_driver(uri, user, password, settings.connect_timeout_s)
+            probe = GraphStore(driver, database, dialects.NEO4J, transaction_timeout_s=5, write_attempts=1)
+            info = probe.server_info()
+            dialect = dialects.detect(info.agent, settings.dialect)
+            store = GraphStore(driver, database, dialect,
+                               transaction_timeout_s=settings.transaction_timeout_s,
+                               write_attempts=settings.write_retry_attempts)
+            http = None
+            if not dialect.is_neo4j:
+                http_url = engine.http_url if engine else settings.arcadedb_http_url
+                if http_url is None:
+                    raise ConfigurationError("an external ArcadeDB needs GRAPHMEM_ARCADEDB_HTTP_URL")
+                http = (http_url, (user, password))
+            schema_version = bootstrap(store, arcadedb_http=http)
+        except BaseException:
+            if engine is not None and started and own_engine:
+                engine.stop()
+            raise
+        versions = {"graphmem": __version__, "server": info.agent}
+        if engine is not None:
+            versions["bundled_engine"] = engine.version
+        log.info("connected to %s (%s dialect)", info.agent, dialect.name)
+        return cls(settings, store, MemoryService(store, settings.limits), engine,
+                   owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
+
+    def health(self) -> tuple[bool, dict[str, object]]:
+        """(healthy, report). The report never carries a secret: no URI credentials, no password."""
+        report: dict[str, object] = {
+            "dialect": self.store.dialect.name,
+            "schema_version": self.schema_version,
+            "versions": self.versions,
+            "engine": {"mode": "bundled" if self.engine else "external"},
+        }
+        engine_report = report["engine"]
+        assert isinstance(engine_report, dict)
+        if self.engine is not None:
+            status = self.engine.status()
+            engine_report.update(running=status.running, owned=self.owns_engine,
+                                 data_dir=str(status.data_dir))
+        try:
+            self.service.ping()
+        except Unavailable:
+            engine_report["reachable"] = False
+            return False, {"status": "unavailable", **report}
+        engine_report["reachable"] = True
+        return True, {"status": "ok", **report}
+
+    def close(self) -> None:
+        self.store.close()
+        if self.engine is not None and self.owns_engine:
+            self.engine.stop()

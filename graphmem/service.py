@@ -1,0 +1,344 @@
+"""The one API both front ends call. It validates input, checks the caller's namespaces, and runs each
+logical operation as one transaction of named statements (all of it commits, or nothing does).
+
+Isolation rules, applied in every method:
+
+* a namespace the caller names must be one it may read (reads) or write (writes), else ``Forbidden``;
+* an id is looked up only inside the caller's readable namespaces, so an id of another namespace is
+  ``NotFound`` exactly like an id that does not exist; nothing is looked up across namespaces;
+* a write through an id the caller can read but not write is ``Forbidden``.
+
+Write safety: ``request_id`` makes add, update and forget retry-safe (same request → first result;
+different request under the same id → ``Conflict``); ``expected_version`` is a compare-and-swap on the
+chain's latest version. Every change to a memory first locks its chain's latest version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from graphmem.config import Limits
+from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
+from graphmem.ingest.split import split_sentences
+from graphmem.model import (
+    CallerContext,
+    Document,
+    DocumentInfo,
+    DocumentInput,
+    DocumentSummary,
+    ForgetMode,
+    ForgetResult,
+    Page,
+    UpdateInput,
+    check_namespace,
+    check_request_id,
+)
+from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+from graphmem.store.views import CURRENT, View
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
+PREVIEW_CHARS = 280
+SPLITTER = "sentence-rule/1"
+_FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain_redact",
+                      ForgetMode.hard: "chain_delete"}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def content_hash(namespace: str, content: str) -> str:
+    """Identity of a text within a namespace: white space is folded, so re-sent text matches."""
+    normalised = " ".join(content.split())
+    return hashlib.sha256(f"{namespace}\n{normalised}".encode()).hexdigest()
+
+
+def _request_hash(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _check_id(value: object) -> str:
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise InvalidInput("id must be 1-100 characters of A-Z a-z 0-9 . _ : -", field="id")
+    return value
+
+
+class MemoryService:
+    def __init__(self, store: GraphStore, limits: Limits, clock: Callable[[], int] = now_ms) -> None:
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+
+    # ---- checks -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _readable(ctx: CallerContext, namespace: object) -> str:
+        name = check_namespace(namespace)
+        if not ctx.can_read(name):
+            raise Forbidden(f"no read access to namespace {name!r}", namespace=name)
+        return name
+
+    @staticmethod
+    def _writable(ctx: CallerContext, namespace: object) -> str:
+        name = check_namespace(namespace)
+        if not ctx.can_write(name):
+            raise Forbidden(f"no write access to namespace {name!r}", namespace=name)
+        return name
+
+    def ping(self) -> None:
+        self.store.read(lambda tx: tx.single("ping"))
+
+    # ---- building records ---------------------------------------------------------------------------
+
+    def _version_records(self, *, namespace: str, content: str, chain_id: str | None, version: int,
+                         created_at: int | None, title: str | None, source: str | None,
+                         metadata: str | None, request_key: str | None,
+                         request_hash: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The Document node of one version and its sentence Facts, as maps for UNWIND statements."""
+        now = self.clock()
+        doc_id = str(uuid.uuid4())
+        chain = chain_id or doc_id
+        spans = split_sentences(content)
+        facts = [
+            {"id": str(uuid.uuid4()), "namespace": namespace, "document_id": doc_id, "position": i,
+             "text": span.text, "start": span.start, "end": span.end, "is_latest": True,
+             "is_forgotten": False, "is_inference": False, "recorded_at": now, "extractor": SPLITTER}
+            for i, span in enumerate(spans)
+        ]
+        document = {
+            "id": doc_id, "namespace": namespace, "chain_id": chain, "version": version,
+            "version_key": f"{chain}|{version}", "is_latest": True, "is_forgotten": False,
+            "is_redacted": False, "title": title, "source": source, "metadata": metadata,
+            "content": content, "content_hash": content_hash(namespace, content),
+            "request_key": request_key, "request_hash": request_hash, "fact_count": len(facts),
+            "created_at": created_at if created_at is not None else now, "recorded_at": now,
+        }
+        return {k: v for k, v in document.items() if v is not None}, facts
+
+    @staticmethod
+    def _write_version(tx: Tx, document: dict[str, Any], facts: list[dict[str, Any]]) -> None:
+        tx.run("documents_create", documents=[document])
+        if facts:
+            tx.run("facts_create", facts=facts)
+
+    @staticmethod
+    def _fetch(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
+        row = tx.single("document_get", id=doc_id, namespaces=namespaces)
+        if row is None:
+            raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
+        return Document.model_validate({**row["document"], "content": row["content"],
+                                        "parent_id": row["parent_id"], "latest_id": row["latest_id"]})
+
+    # ---- documents ----------------------------------------------------------------------------------
+
+    def add_document(self, ctx: CallerContext, namespace: str, content: str, title: str | None = None,
+                     source: str | None = None, metadata: dict[str, Any] | None = None,
+                     request_id: str | None = None) -> Document:
+        """Store a new memory (version 1) and its sentence facts, in one transaction."""
+        ns = self._writable(ctx, namespace)
+        data = DocumentInput.parse(self.limits, content=content, title=title, source=source,
+                                   metadata=metadata, request_id=request_id)
+        assert isinstance(data, DocumentInput)
+        request_key = f"{ns}|{data.request_id}" if data.request_id else None
+        request_hash = _request_hash({"op": "add", "namespace": ns, "content": data.content,
+                                      "title": data.title, "source": data.source,
+                                      "metadata": data.metadata}) if request_key else None
+
+        def write(tx: Tx) -> Document:
+            if request_key:
+                existing = tx.single("document_by_request_key", request_key=request_key, namespace=ns)
+                if existing is not None:
+                    self._same_request(existing["request_hash"], request_hash, data.request_id)
+                    return self._fetch(tx, existing["id"], [ns])
+            document, facts = self._version_records(
+                namespace=ns, content=data.content, chain_id=None, version=1, created_at=None,
+                title=data.title, source=data.source,
+                metadata=json.dumps(data.metadata, sort_keys=True) if data.metadata else None,
+                request_key=request_key, request_hash=request_hash)
+            self._write_version(tx, document, facts)
+            return Document.model_validate({**document, "latest_id": document["id"]})
+
+        return self.store.write(write)
+
+    @staticmethod
+    def _same_request(stored_hash: str | None, request_hash: str | None, request_id: str | None) -> None:
+        if stored_hash is None:
+            raise Conflict(f"request_id {request_id!r} created a memory that has since been redacted",
+                           next_step="send the request again with a new request_id")
+        if stored_hash != request_hash:
+            raise Conflict(f"request_id {request_id!r} was already used for a different request",
+                           next_step="use a new request_id for a new request")
+
+    def get_document(self, ctx: CallerContext, id: str) -> Document:
+        """Any version by its id; the result says its version, whether it is latest, and the latest id."""
+        doc_id = _check_id(id)
+        return self.store.read(lambda tx: self._fetch(tx, doc_id, ctx.readable))
+
+    def list_documents(self, ctx: CallerContext, namespace: str, page: int = 1, limit: int = 20,
+                       view: View = CURRENT) -> Page[DocumentSummary]:
+        """Newest first (recorded time, then id), with the total of the view."""
+        ns = self._readable(ctx, namespace)
+        max_limit = self.limits.page_size_max
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            raise InvalidInput("page must be an integer >= 1", field="page")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= max_limit:
+            raise InvalidInput(f"limit must be an integer from 1 to {max_limit}", field="limit")
+        params = {"namespace": ns, **view.params()}
+
+        def read(tx: Tx) -> Page[DocumentSummary]:
+            total_row = tx.single("documents_count", **params)
+            rows = tx.run("documents_page", skip=(page - 1) * limit, limit=limit,
+                          preview_chars=PREVIEW_CHARS, **params)
+            items = [DocumentSummary.model_validate({**r["document"], "preview": r["preview"],
+                                                     "parent_id": r["parent_id"]}) for r in rows]
+            return Page[DocumentSummary](items=items, total=int(total_row["total"]) if total_row else 0,
+                                         page=page, limit=limit)
+
+        return self.store.read(read)
+
+    def history(self, ctx: CallerContext, id: str) -> list[DocumentInfo]:
+        """The whole chain of the memory holding ``id``, newest version first."""
+        doc_id = _check_id(id)
+
+        def read(tx: Tx) -> list[DocumentInfo]:
+            rows = tx.run("chain_history", id=doc_id, namespaces=ctx.readable,
+                          limit=self.limits.history_max)
+            if not rows:
+                raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
+            return [DocumentInfo.from_row(row) for row in rows]
+
+        return self.store.read(read)
+
+    def _lock_chain(self, tx: Tx, ctx: CallerContext, doc_id: str) -> dict[str, Any]:
+        """Lock the latest version of the chain holding ``doc_id``; checks existence and write access."""
+        row = tx.single("chain_lock", id=doc_id, namespaces=ctx.readable, token=uuid.uuid4().hex)
+        if row is None:
+            raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
+        if not row["latest_still_latest"]:
+            raise RetryTransaction  # a concurrent update won the race for the lock; look again
+        self._writable(ctx, row["namespace"])
+        return row
+
+    def update_document(self, ctx: CallerContext, id: str, content: str,
+                        expected_version: int | None = None, request_id: str | None = None) -> Document:
+        """Write a new version of the memory whose latest version is ``id``.
+
+        The old version and its facts keep their text and get ``is_latest=false`` and ``superseded_at``.
+        """
+        doc_id = _check_id(id)
+        data = UpdateInput.parse(self.limits, content=content, expected_version=expected_version,
+                                 request_id=request_id)
+        assert isinstance(data, UpdateInput)
+
+        def write(tx: Tx) -> Document:
+            row = self._lock_chain(tx, ctx, doc_id)
+            ns = row["namespace"]
+            request_key = f"{ns}|{data.request_id}" if data.request_id else None
+            request_hash = _request_hash({"op": "update", "id": doc_id, "content": data.content,
+                                          "expected_version": data.expected_version})
+            if request_key:
+                existing = tx.single("document_by_request_key", request_key=request_key, namespace=ns)
+                if existing is not None:
+                    self._same_request(existing["request_hash"], request_hash, data.request_id)
+                    return self._fetch(tx, existing["id"], [ns])
+            if row["is_redacted"]:
+                raise Conflict("this memory was redacted and cannot be updated",
+                               next_step="add a new memory instead")
+            if row["is_forgotten"]:
+                raise Conflict("this memory is forgotten", next_step="restore it, then update it")
+            if not row["is_latest"]:
+                raise Conflict(f"{doc_id} is version {row['version']}, not the latest",
+                               next_step=f"update the latest version {row['latest_id']}",
+                               latest_id=row["latest_id"], latest_version=row["latest_version"])
+            if data.expected_version is not None and data.expected_version != row["latest_version"]:
+                raise Conflict(
+                    f"expected version {data.expected_version}, but the latest is {row['latest_version']}",
+                    next_step="get the latest version, merge your change, and send it with that version",
+                    latest_id=row["latest_id"], latest_version=row["latest_version"])
+            document, facts = self._version_records(
+                namespace=ns, content=data.content, chain_id=row["chain_id"],
+                version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
+                source=row["source"], metadata=row["metadata"],
+                request_key=request_key, request_hash=request_hash if request_key else None)
+            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=document["recorded_at"])
+            self._write_version(tx, document, facts)
+            tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
+            return Document.model_validate({**document, "parent_id": row["latest_id"],
+                                            "latest_id": document["id"]})
+
+        return self.store.write(write)
+
+    # ---- forgetting ---------------------------------------------------------------------------------
+
+    def forget(self, ctx: CallerContext, id: str, mode: ForgetMode | str = ForgetMode.soft,
+               request_id: str | None = None) -> ForgetResult:
+        """Forget the whole memory (every version) holding ``id``.
+
+        * ``soft``: hidden from current views, restorable;
+        * ``redact``: text, title, metadata, hashes and embeddings removed; nodes, lineage, spans and
+          times kept; cannot be restored;
+        * ``hard``: every version and fact deleted.
+
+        Repeats are idempotent: soft and redact change nothing the second time. A repeated hard delete
+        finds nothing and is ``NotFound``, unless it carries the first call's ``request_id``, which
+        returns the first result.
+        """
+        doc_id = _check_id(id)
+        try:
+            forget_mode = ForgetMode(mode)
+        except ValueError:
+            raise InvalidInput("mode must be one of soft, hard, redact", field="mode") from None
+        rid = check_request_id(request_id) if request_id is not None else None
+        request_hash = _request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
+
+        def write(tx: Tx) -> ForgetResult:
+            receipts = tx.run("receipts_for_request", request_id=rid, namespaces=ctx.readable) if rid else []
+            for receipt in receipts:
+                if receipt["target_id"] == doc_id:
+                    self._same_request(receipt["request_hash"], request_hash, rid)
+                    return ForgetResult.model_validate_json(receipt["result"])
+            row = self._lock_chain(tx, ctx, doc_id)
+            ns, chain_id, now = row["namespace"], row["chain_id"], self.clock()
+            if any(r["namespace"] == ns for r in receipts):
+                raise Conflict(f"request_id {rid!r} was already used for a different request",
+                               next_step="use a new request_id for a new request")
+            params = {"chain_id": chain_id, "namespace": ns}
+            if forget_mode is not ForgetMode.hard:
+                params["now"] = now
+            step = _FORGET_STATEMENTS[forget_mode]
+            facts = tx.single(f"{step}_facts", **params)  # facts first: hard delete finds them by chain
+            docs = tx.single(f"{step}_documents", **params)
+            result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,
+                                  documents=docs["changed"] if docs else 0,
+                                  facts=facts["changed"] if facts else 0)
+            if rid:
+                tx.run("receipt_create", receipt={
+                    "id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
+                    "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
+                    "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
+                    "recorded_at": now})
+            return result
+
+        return self.store.write(write)
+
+    def restore(self, ctx: CallerContext, id: str) -> Document:
+        """Undo a soft forget of the memory holding ``id``; returns its latest version."""
+        doc_id = _check_id(id)
+
+        def write(tx: Tx) -> Document:
+            row = self._lock_chain(tx, ctx, doc_id)
+            if row["is_redacted"]:
+                raise Conflict("a redacted memory cannot be restored: its content is gone",
+                               next_step="add the content again as a new memory")
+            params = {"chain_id": row["chain_id"], "namespace": row["namespace"], "now": self.clock()}
+            tx.run("chain_restore_documents", **params)
+            tx.run("chain_restore_facts", **params)
+            return self._fetch(tx, row["latest_id"], [row["namespace"]])
+
+        return self.store.write(write)

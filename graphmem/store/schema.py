@@ -1,0 +1,80 @@
+"""Idempotent schema bootstrap and run-once migrations, at every start, before any data is written.
+
+Order matters on the bundled engine: an index fixes its property's type, so the search indexes (SQL over
+HTTP, from ``cypher/schema.arcadedb.sql``) are declared before the portable constraints and range indexes
+(``cypher/schema.cypher``), and all of it before the first document. On Neo4j the search indexes come from
+``cypher/schema.neo4j.cypher`` and the bootstrap waits for them to come online.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import httpx
+
+from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.store.dialect import ARCADEDB_SCHEMA_SQL
+from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.queries import load_sql, statements
+
+log = logging.getLogger(__name__)
+
+# Migrations by target version: each runs once, in order, in its own transaction, and the version
+# record moves with it. Version 1 is the initial schema, which the DDL below creates.
+SCHEMA_VERSION = 1
+MIGRATIONS: dict[int, Callable[[Tx], None]] = {1: lambda tx: None}
+
+
+def portable_schema_statements() -> list[str]:
+    return [name for name, s in statements().items() if s.source == "schema.cypher"]
+
+
+def apply_arcadedb_sql(http_url: str, database: str, auth: tuple[str, str]) -> None:
+    """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it)."""
+    url = f"{http_url}/api/v1/command/{database}"
+    with httpx.Client(auth=auth, timeout=60.0) as client:
+        for command in load_sql(ARCADEDB_SCHEMA_SQL):
+            try:
+                response = client.post(url, json={"language": "sql", "command": command})
+            except httpx.HTTPError as exc:
+                raise Unavailable("the bundled engine's HTTP API is unreachable") from exc
+            if response.status_code != 200:
+                raise ConfigurationError(
+                    f"schema command failed on the bundled engine ({response.status_code}): {command}"
+                )
+
+
+def bootstrap(store: GraphStore, *, arcadedb_http: tuple[str, tuple[str, str]] | None = None) -> int:
+    """Create what is missing and run pending migrations. Returns the schema version now in force."""
+    started = time.perf_counter()
+    if store.dialect.is_neo4j:
+        for name in store.dialect.schema_statements:
+            store.run_autocommit(name)
+    else:
+        if arcadedb_http is None:
+            raise ConfigurationError("the bundled engine dialect needs its HTTP address for index DDL "
+                                     "(set GRAPHMEM_ARCADEDB_HTTP_URL for an external ArcadeDB)")
+        apply_arcadedb_sql(arcadedb_http[0], store.database, arcadedb_http[1])
+    for name in portable_schema_statements():
+        store.run_autocommit(name)
+    if store.dialect.await_indexes_statement:
+        store.run_autocommit(store.dialect.await_indexes_statement)
+
+    def current(tx: Tx) -> int:
+        row = tx.single("schema_version_get")
+        return int(row["version"]) if row and row["version"] is not None else 0
+
+    version = store.read(current)
+    for target in sorted(v for v in MIGRATIONS if v > version):
+        def migrate(tx: Tx, target: int = target) -> None:
+            if current(tx) >= target:  # another process got there first
+                return
+            MIGRATIONS[target](tx)
+            tx.run("schema_version_set", version=target, now=int(time.time() * 1000))
+
+        store.write(migrate)
+        version = target
+    log.info("schema version %s ready in %.2f s", version, time.perf_counter() - started)
+    return version
