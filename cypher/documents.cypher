@@ -36,7 +36,8 @@ SET l.lock_token = $token
 RETURN d.id AS id, d.namespace AS namespace, d.chain_id AS chain_id, d.version AS version,
        d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.is_redacted AS is_redacted,
        l.id AS latest_id, l.version AS latest_version, l.is_latest AS latest_still_latest,
-       l.title AS title, l.source AS source, l.metadata AS metadata, l.created_at AS created_at
+       l.title AS title, l.source AS source, l.metadata AS metadata, l.created_at AS created_at,
+       l.recorded_at AS latest_recorded_at
 
 // name: version_supersede
 MATCH (d:Document {id: $id})

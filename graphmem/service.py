@@ -98,10 +98,13 @@ class MemoryService:
 
     def _version_records(self, *, namespace: str, content: str, chain_id: str | None, version: int,
                          created_at: int | None, title: str | None, source: str | None,
-                         metadata: str | None, request_key: str | None,
-                         request_hash: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The Document node of one version and its sentence Facts, as maps for UNWIND statements."""
-        now = self.clock()
+                         metadata: str | None, request_key: str | None, request_hash: str | None,
+                         after: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The Document node of one version and its sentence Facts, as maps for UNWIND statements.
+
+        ``after``: the previous version's ``recorded_at``; a new version is always recorded later, even
+        within the same millisecond, so "as of T" never sees two versions of one memory."""
+        now = max(self.clock(), after + 1)
         doc_id = str(uuid.uuid4())
         chain = chain_id or doc_id
         spans = split_sentences(content)
@@ -265,7 +268,8 @@ class MemoryService:
                 namespace=ns, content=data.content, chain_id=row["chain_id"],
                 version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
                 source=row["source"], metadata=row["metadata"],
-                request_key=request_key, request_hash=request_hash if request_key else None)
+                request_key=request_key, request_hash=request_hash if request_key else None,
+                after=row["latest_recorded_at"])
             tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=document["recorded_at"])
             self._write_version(tx, document, facts)
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)

@@ -28,7 +28,7 @@ from neo4j.exceptions import (
     ServiceUnavailable,
     SessionExpired,
 )
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
 from graphmem.errors import GraphmemError, Unavailable
 from graphmem.store.dialect import Dialect
@@ -69,10 +69,26 @@ class ServerInfo:
     protocol_version: str
 
 
+_CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, OSError)
+CONNECTION_ATTEMPTS = 2  # a pooled connection may be stale after a server restart: one fresh try
+
+
 def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, RetryTransaction | ConstraintError | SessionExpired):
+    if isinstance(exc, (RetryTransaction, ConstraintError, *_CONNECTION_ERRORS)):
         return True
-    return isinstance(exc, Neo4jError) and exc.is_retryable() and not isinstance(exc, ServiceUnavailable)
+    return isinstance(exc, Neo4jError) and exc.is_retryable()
+
+
+def _stop(max_attempts: int) -> Callable[[RetryCallState], bool]:
+    """Conflicts retry up to ``max_attempts``; a lost connection only once, so "unavailable" is fast."""
+
+    def stop(state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _CONNECTION_ERRORS):
+            return state.attempt_number >= CONNECTION_ATTEMPTS
+        return state.attempt_number >= max_attempts
+
+    return stop
 
 
 def _unavailable(exc: BaseException) -> Unavailable:
@@ -123,7 +139,7 @@ class GraphStore:
     def _transaction(self, fn: Callable[[Tx], T], mode: str) -> T:
         attempts = Retrying(
             retry=retry_if_exception(_is_retryable),
-            stop=stop_after_attempt(self._write_attempts),
+            stop=_stop(self._write_attempts),
             wait=wait_random_exponential(multiplier=0.02, max=1.0),
             reraise=True,
         )
@@ -131,7 +147,7 @@ class GraphStore:
             for attempt in attempts:
                 with attempt:
                     return self._once(fn, mode)
-        except (ServiceUnavailable, OSError) as exc:
+        except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
         except GraphmemError:
             raise
@@ -155,7 +171,7 @@ class GraphStore:
             with self._driver.session(database=self.database) as session:
                 result = session.run(self.dialect.prepare(statement.text), params)
                 return [record.data() for record in result]
-        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+        except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
 
     def close(self) -> None:

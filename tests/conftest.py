@@ -1,0 +1,64 @@
+"""One bundled engine per test run (real ArcadeDB over Bolt), a fresh namespace per test.
+
+Graph checks in tests use their own driver and their own Cypher, independent of the code under test.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.service import MemoryService
+from helpers import engine_processes, make_settings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def run_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("graphmem-run")
+    yield root
+    leftovers = engine_processes(root)
+    for process in leftovers:
+        process.kill()
+    assert not leftovers, f"engine processes left running after the test run: {leftovers}"
+
+
+@pytest.fixture(scope="session")
+def runtime(run_root: Path) -> Iterator[Runtime]:
+    opened = Runtime.open(make_settings(run_root / "shared"), own_engine=True)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="session")
+def graph(runtime: Runtime) -> Iterator[neo4j.Driver]:
+    """An independent driver for checking what is really in the graph."""
+    assert runtime.engine is not None
+    driver = neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))
+    yield driver
+    driver.close()
+
+
+@pytest.fixture
+def service(runtime: Runtime) -> MemoryService:
+    return runtime.service
+
+
+@pytest.fixture
+def ns() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def ctx(ns: str) -> CallerContext:
+    return CallerContext.for_namespaces(ns)
+
+

@@ -1,0 +1,188 @@
+"""The bundled engine's lifecycle, each test with a dedicated engine (never the shared one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem.app import create_app
+from graphmem.errors import EngineError, Unavailable
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.store.engine import BundledEngine, EngineState
+from helpers import engine_processes, make_settings
+
+CLI = [sys.executable, "-m", "graphmem.cli"]
+
+
+def cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    return subprocess.run([*CLI, *args, "--data-dir", str(data_dir)], capture_output=True, text=True,
+                          timeout=120, env=env, check=False)
+
+
+def status(data_dir: Path) -> dict[str, object]:
+    result = cli("engine", "status", "--json", data_dir=data_dir)
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def wait_gone(pid: int, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture
+def data_dir(run_root: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    path = run_root / f"engine-{request.node.name}"[:80]
+    yield path
+    BundledEngine(make_settings(path)).stop()  # whatever the test did, leave nothing running
+
+
+def test_cli_start_status_stop(data_dir: Path) -> None:
+    assert status(data_dir)["state"] == "stopped"
+    started = cli("engine", "start", data_dir=data_dir)
+    assert started.returncode == 0, started.stderr
+    report = status(data_dir)
+    assert report["state"] == "running" and report["data_dir"] == str(data_dir)
+    assert report["version"] and report["bolt_port"] and report["http_port"]
+    assert isinstance(report["uptime_s"], float)
+    password_file = Path(str(report["password_file"]))
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    password = password_file.read_text().strip()
+    pid = int(str(report["pid"]))
+    assert password not in " ".join(psutil.Process(pid).cmdline())  # never on the command line
+    assert password not in json.dumps(report) and password not in started.stdout
+    assert not list(data_dir.glob("*.secret"))  # the argfile is gone once the engine is up
+    listening = {c.laddr.ip for c in psutil.Process(pid).net_connections(kind="tcp") if c.status == "LISTEN"}
+    assert listening and all(ip in ("127.0.0.1", "::ffff:127.0.0.1") for ip in listening)
+
+    again = cli("engine", "start", data_dir=data_dir)  # a second start attaches, never a second engine
+    assert "already running" in again.stdout and status(data_dir)["pid"] == pid
+
+    stopped = cli("engine", "stop", data_dir=data_dir)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert wait_gone(pid, 5) and status(data_dir)["state"] == "stopped"
+    assert "not running" in cli("engine", "stop", data_dir=data_dir).stdout
+
+
+def test_concurrent_starts_make_one_engine(data_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    starts = [subprocess.Popen([*CLI, "engine", "start", "--data-dir", str(data_dir)], env=env,
+                               stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [p.communicate(timeout=120)[0] for p in starts]
+    assert sum("engine started" in out for out in outputs) == 1, outputs
+    assert len(engine_processes(data_dir)) == 1
+
+
+def test_runtime_attaches_to_running_engine_and_leaves_it(data_dir: Path) -> None:
+    engine = BundledEngine(make_settings(data_dir))
+    state, started = engine.ensure_running(owned=False)
+    assert started
+    runtime = Runtime.open(make_settings(data_dir), own_engine=True)
+    try:
+        assert not runtime.owns_engine
+        ctx = CallerContext.for_namespaces("attach")
+        assert runtime.service.add_document(ctx, "attach", "Attached.").version == 1
+    finally:
+        runtime.close()
+    assert engine.status().running and engine.status().state == state  # not stopped by a mere attacher
+
+
+def test_stale_state_file_is_cleaned_up(data_dir: Path) -> None:
+    engine = BundledEngine(make_settings(data_dir))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    # A live process that is not our engine (this test run itself): its PID must not count. Its
+    # recorded ports are taken by someone else now, so fresh ones must be picked.
+    with socket.socket() as busy_http, socket.socket() as busy_bolt:
+        for sock in (busy_http, busy_bolt):
+            sock.bind(("127.0.0.1", 0))
+            sock.listen()
+        taken = (busy_http.getsockname()[1], busy_bolt.getsockname()[1])
+        stale = EngineState(pid=os.getpid(), http_port=taken[0], bolt_port=taken[1], version="0",
+                            owner_pid=None, started_at=time.time(), database="graphmem")
+        engine.state_file.write_text(json.dumps(stale.__dict__))
+        assert not engine.status().running
+        state, started = engine.ensure_running(owned=False)
+        assert started and state.pid != os.getpid() and engine.status().running
+        assert not {state.http_port, state.bolt_port} & set(taken)
+    engine.stop()
+    # A PID that no longer exists at all.
+    engine.state_file.write_text(json.dumps({**stale.__dict__, "pid": 2**22 + 17}))
+    assert status(data_dir)["state"] == "stopped"
+
+
+def test_owner_killed_with_sigkill_leaves_no_engine(data_dir: Path) -> None:
+    owner_code = (
+        "import sys\n"
+        "from graphmem.store.engine import BundledEngine\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from helpers import make_settings\n"
+        f"state, _ = BundledEngine(make_settings({str(data_dir)!r})).ensure_running(owned=True)\n"
+        "print(state.pid, flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", owner_code], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).parents[1])
+    assert owner.stdout is not None
+    engine_pid = int(owner.stdout.readline())
+    assert psutil.pid_exists(engine_pid)
+    owner.send_signal(signal.SIGKILL)
+    owner.wait(timeout=10)
+    assert wait_gone(engine_pid, 30), "the engine outlived its SIGKILLed owner"
+    assert status(data_dir)["state"] == "stopped"
+
+
+def test_failed_start_shows_the_engine_log(data_dir: Path) -> None:
+    engine = BundledEngine(make_settings(data_dir, engine_heap="1k"))  # the JVM refuses so small a heap
+    with pytest.raises(EngineError) as raised:
+        engine.ensure_running(owned=True)
+    assert "heap" in raised.value.details["log_tail"].lower()
+    assert not engine.status().running
+
+
+def test_engine_stopped_mid_run_then_restarted(data_dir: Path) -> None:
+    settings = make_settings(data_dir)
+    runtime = Runtime.open(settings, own_engine=True)
+    ctx = CallerContext.for_namespaces("midrun")
+    try:
+        assert runtime.engine is not None
+        doc = runtime.service.add_document(ctx, "midrun", "Before the outage.")
+        with TestClient(create_app(runtime=runtime)) as client:
+            health = client.get("/health")
+            assert health.status_code == 200 and health.json()["engine"]["reachable"] is True
+            assert runtime.engine.password() not in health.text
+
+            runtime.engine.stop()
+            started = time.monotonic()
+            with pytest.raises(Unavailable):
+                runtime.service.get_document(ctx, doc.id)
+            assert time.monotonic() - started < 5
+            started = time.monotonic()
+            down = client.get("/health")
+            assert down.status_code == 503 and down.json()["status"] == "unavailable"
+            assert time.monotonic() - started < 5
+            with pytest.raises(Unavailable):
+                runtime.service.add_document(ctx, "midrun", "During the outage.")
+
+            runtime.engine.ensure_running(owned=True)  # same data directory, same recorded ports
+            assert runtime.service.get_document(ctx, doc.id).content == "Before the outage."
+            assert runtime.service.add_document(ctx, "midrun", "After the outage.").version == 1
+            assert client.get("/health").status_code == 200
+    finally:
+        runtime.close()

@@ -1,0 +1,109 @@
+"""Forgetting: soft (restorable), redact (content gone, lineage kept) and hard (chain gone)."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+
+from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.model import CallerContext, Document
+from graphmem.service import MemoryService
+from graphmem.store.views import View
+from helpers import counts, query
+
+
+def _chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document]:
+    v1 = service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"})
+    v2 = service.update_document(ctx, v1.id, "Secret three.")
+    return v1, v2
+
+
+def test_soft_forget_hides_and_restore_brings_back(service: MemoryService, ctx: CallerContext, ns: str,
+                                                   graph: neo4j.Driver) -> None:
+    v1, v2 = _chain(service, ctx, ns)
+    nodes_before = counts(graph, ns)
+    result = service.forget(ctx, v1.id, "soft")  # any version's id forgets the whole memory
+    assert (result.documents, result.facts) == (2, 3)
+    rows = query(graph, "MATCH (d:Document {chain_id: $c}) OPTIONAL MATCH (d)-[:CONTAINS]->(f:Fact) "
+                        "RETURN d.is_forgotten AS df, d.forgotten_at AS t, f.is_forgotten AS ff, "
+                        "d.content AS content", c=v1.id)
+    assert all(r["df"] and r["ff"] and r["t"] and r["content"] for r in rows)
+    assert counts(graph, ns) == nodes_before  # nothing deleted
+    assert service.list_documents(ctx, ns).total == 0
+    assert service.list_documents(ctx, ns, view=View(include_forgotten=True)).total == 1
+    assert service.get_document(ctx, v2.id).is_forgotten
+
+    again = service.forget(ctx, v2.id, "soft")  # idempotent
+    assert (again.documents, again.facts) == (0, 0)
+    assert query(graph, "MATCH (d:Document {id: $id}) RETURN d.forgotten_at AS t", id=v2.id)[0]["t"] == \
+        rows[0]["t"]
+    with pytest.raises(Conflict):
+        service.update_document(ctx, v2.id, "Cannot update a forgotten memory.")
+
+    restored = service.restore(ctx, v1.id)
+    assert restored.id == v2.id and not restored.is_forgotten and restored.restored_at
+    assert service.list_documents(ctx, ns).total == 1
+    flags = query(graph, "MATCH (d:Document {chain_id: $c})-[:CONTAINS]->(f:Fact) "
+                         "RETURN collect(DISTINCT d.is_forgotten) + collect(DISTINCT f.is_forgotten) AS x",
+                  c=v1.id)
+    assert flags == [{"x": [False, False]}]
+    assert service.restore(ctx, v1.id).id == v2.id  # restoring a present memory changes nothing
+
+
+def test_redact_removes_text_keeps_lineage(service: MemoryService, ctx: CallerContext, ns: str,
+                                           graph: neo4j.Driver) -> None:
+    v1, v2 = _chain(service, ctx, ns)
+    query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns SET f.embedding = $v", ns=ns, v=[0.05] * 384)
+    before = counts(graph, ns)
+    result = service.forget(ctx, v2.id, "redact")
+    assert (result.documents, result.facts) == (2, 3)
+    assert counts(graph, ns) == before  # nodes and edges (lineage, CONTAINS) all kept
+    docs = query(graph, "MATCH (d:Document {chain_id: $c}) RETURN d.content AS c, d.title AS t, "
+                        "d.metadata AS m, d.content_hash AS h, d.is_redacted AS r, d.redacted_at AS ra, "
+                        "d.recorded_at AS rec, d.version AS v", c=v1.id)
+    assert all(d["c"] is None and d["t"] is None and d["m"] is None and d["h"] is None for d in docs)
+    assert all(d["r"] and d["ra"] and d["rec"] and d["v"] for d in docs)
+    facts = query(graph, "MATCH (d:Document {chain_id: $c})-[:CONTAINS]->(f:Fact) "
+                         "RETURN f.text AS text, f.embedding AS e, f.start AS s, f.end AS end", c=v1.id)
+    assert len(facts) == 3 and all(f["text"] is None and f["e"] is None and f["end"] > f["s"] for f in facts)
+    assert query(graph, "MATCH (:Document {id: $a})-[r:PREVIOUS_VERSION]->(:Document {id: $b}) "
+                        "RETURN count(r) AS c", a=v2.id, b=v1.id) == [{"c": 1}]
+
+    got = service.get_document(ctx, v2.id)
+    assert got.is_redacted and got.content is None and got.is_forgotten
+    assert [h.version for h in service.history(ctx, v1.id)] == [2, 1]
+    again = service.forget(ctx, v2.id, "redact")
+    assert (again.documents, again.facts) == (0, 0)
+    with pytest.raises(Conflict):
+        service.restore(ctx, v2.id)
+    with pytest.raises(Conflict):
+        service.update_document(ctx, v2.id, "New content.")
+
+
+def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: CallerContext, ns: str,
+                                             graph: neo4j.Driver) -> None:
+    keep = service.add_document(ctx, ns, "Unrelated memory stays.")
+    kept_counts = counts(graph, ns)
+    v1, v2 = _chain(service, ctx, ns)
+    result = service.forget(ctx, v1.id, "hard", request_id="hard-del-01")
+    assert (result.documents, result.facts) == (2, 3)
+    assert query(graph, "MATCH (d:Document {chain_id: $c}) RETURN count(d) AS c", c=v1.id) == [{"c": 0}]
+    left = query(graph, "MATCH (f:Fact) WHERE f.document_id IN $ids RETURN count(f) AS c", ids=[v1.id, v2.id])
+    assert left == [{"c": 0}]
+    nodes, edges = counts(graph, ns)
+    assert (nodes - 1, edges) == kept_counts  # only the receipt of the request was added
+    with pytest.raises(NotFound):
+        service.get_document(ctx, v2.id)
+    with pytest.raises(NotFound):
+        service.restore(ctx, v2.id)
+    with pytest.raises(NotFound):  # a repeat without the request id finds nothing
+        service.forget(ctx, v1.id, "hard")
+    retried = service.forget(ctx, v1.id, "hard", request_id="hard-del-01")
+    assert retried == result
+    assert service.get_document(ctx, keep.id).content == "Unrelated memory stays."
+
+
+def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    doc = service.add_document(ctx, ns, "Text.")
+    with pytest.raises(InvalidInput):
+        service.forget(ctx, doc.id, "shred")

@@ -1,0 +1,103 @@
+"""Namespaces: an id of another namespace is not found, exactly like an id that does not exist."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+
+from graphmem.errors import Forbidden, InvalidInput, NotFound
+from graphmem.model import CallerContext
+from graphmem.service import MemoryService
+from graphmem.store.views import View
+from helpers import counts
+
+
+@pytest.fixture
+def other(service: MemoryService, ns: str) -> tuple[CallerContext, str, str]:
+    """A memory with two versions in namespace ``{ns}-other``, owned by another caller."""
+    other_ns = f"{ns}-other"
+    owner = CallerContext.for_namespaces(other_ns)
+    v1 = service.add_document(owner, other_ns, "Their private memory.")
+    v2 = service.update_document(owner, v1.id, "Their private memory, revised.")
+    return owner, v1.id, v2.id
+
+
+def test_every_id_call_across_namespaces_is_not_found(service: MemoryService, ctx: CallerContext, ns: str,
+                                                      other: tuple[CallerContext, str, str],
+                                                      graph: neo4j.Driver) -> None:
+    owner, old_id, latest_id = other
+    other_ns = next(iter(owner.write))
+    before = counts(graph, other_ns)
+    service.add_document(ctx, ns, "My own memory.")
+    for doc_id in (old_id, latest_id):
+        calls = {
+            "get": lambda: service.get_document(ctx, doc_id),
+            "history": lambda: service.history(ctx, doc_id),
+            "update": lambda: service.update_document(ctx, doc_id, "Overwrite."),
+            "soft": lambda: service.forget(ctx, doc_id, "soft"),
+            "redact": lambda: service.forget(ctx, doc_id, "redact"),
+            "hard": lambda: service.forget(ctx, doc_id, "hard"),
+            "restore": lambda: service.restore(ctx, doc_id),
+        }
+        for name, call in calls.items():
+            with pytest.raises(NotFound) as raised:
+                call()
+            missing = _not_found_message(service, ctx, name)
+            assert raised.value.message == missing.replace("no-such-id-000", doc_id), name
+    assert counts(graph, other_ns) == before
+    assert service.get_document(owner, latest_id).content == "Their private memory, revised."
+
+
+def _not_found_message(service: MemoryService, ctx: CallerContext, name: str) -> str:
+    """The error for an id that does not exist at all: the cross-namespace error must be identical."""
+    missing = "no-such-id-000"
+    calls = {
+        "get": lambda: service.get_document(ctx, missing),
+        "history": lambda: service.history(ctx, missing),
+        "update": lambda: service.update_document(ctx, missing, "Overwrite."),
+        "soft": lambda: service.forget(ctx, missing, "soft"),
+        "redact": lambda: service.forget(ctx, missing, "redact"),
+        "hard": lambda: service.forget(ctx, missing, "hard"),
+        "restore": lambda: service.restore(ctx, missing),
+    }
+    with pytest.raises(NotFound) as raised:
+        calls[name]()
+    return raised.value.message
+
+
+def test_list_of_another_namespace_is_forbidden_and_never_mixes(service: MemoryService, ctx: CallerContext,
+                                                                ns: str,
+                                                                other: tuple[CallerContext, str, str]) -> None:
+    owner, _, _ = other
+    other_ns = next(iter(owner.write))
+    with pytest.raises(Forbidden):
+        service.list_documents(ctx, other_ns)
+    with pytest.raises(Forbidden):
+        service.add_document(ctx, other_ns, "Planted.")
+    mine = service.add_document(ctx, ns, "Mine.")
+    everything = View(include_forgotten=True, include_superseded=True)
+    assert [d.id for d in service.list_documents(ctx, ns, view=everything).items] == [mine.id]
+
+
+def test_read_only_caller_cannot_write(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    doc = service.add_document(ctx, ns, "Shared.")
+    reader = CallerContext(read=frozenset({ns}))
+    assert service.get_document(reader, doc.id).content == "Shared."
+    assert service.list_documents(reader, ns).total == 1
+    for call in (lambda: service.update_document(reader, doc.id, "x"),
+                 lambda: service.forget(reader, doc.id, "hard"),
+                 lambda: service.restore(reader, doc.id),
+                 lambda: service.add_document(reader, ns, "x")):
+        with pytest.raises(Forbidden):
+            call()
+    assert service.get_document(ctx, doc.id).content == "Shared."
+
+
+def test_system_namespace_cannot_be_named(service: MemoryService) -> None:
+    with pytest.raises(InvalidInput):
+        CallerContext.for_namespaces("_system")
+    ctx = CallerContext.for_namespaces("t-sys")
+    with pytest.raises(InvalidInput):
+        service.add_document(ctx, "_system", "Sneaky.")
+    with pytest.raises(InvalidInput):
+        service.list_documents(ctx, "_system")

@@ -1,0 +1,76 @@
+"""A failure half-way through a write leaves no half-written graph: one transaction per logical write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import neo4j
+import pytest
+
+from graphmem.model import CallerContext
+from graphmem.service import MemoryService
+from graphmem.store.driver import Tx
+from helpers import counts, query
+
+
+class InjectedFault(Exception):
+    pass
+
+
+def fail_at(monkeypatch: pytest.MonkeyPatch, statement: str) -> list[str]:
+    """Make ``Tx.run`` raise when it reaches ``statement``; returns the statements that ran before."""
+    ran: list[str] = []
+    original = Tx.run
+
+    def run(self: Tx, name: str, **params: Any) -> list[dict[str, Any]]:
+        if name == statement:
+            raise InjectedFault(name)
+        result = original(self, name, **params)
+        ran.append(name)
+        return result
+
+    monkeypatch.setattr(Tx, "run", run)
+    return ran
+
+
+def test_add_failing_after_document_created_leaves_nothing(service: MemoryService, ctx: CallerContext,
+                                                           ns: str, graph: neo4j.Driver,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    service.add_document(ctx, ns, "Already here.")
+    before = counts(graph, ns)
+    ran = fail_at(monkeypatch, "facts_create")
+    with pytest.raises(InjectedFault):
+        service.add_document(ctx, ns, "Half written? Never.", request_id="req-fault-1")
+    assert "documents_create" in ran  # the fault really came after a write
+    assert counts(graph, ns) == before
+    monkeypatch.undo()
+    doc = service.add_document(ctx, ns, "Half written? Never.", request_id="req-fault-1")
+    assert doc.fact_count == 2  # the retry is a fresh write, not a collision with a ghost
+
+
+def test_update_failing_after_supersede_leaves_old_version_latest(service: MemoryService,
+                                                                  ctx: CallerContext, ns: str,
+                                                                  graph: neo4j.Driver,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    v1 = service.add_document(ctx, ns, "Version one.")
+    before = counts(graph, ns)
+    ran = fail_at(monkeypatch, "version_link")
+    with pytest.raises(InjectedFault):
+        service.update_document(ctx, v1.id, "Version two.")
+    assert {"version_supersede", "documents_create", "facts_create"} <= set(ran)
+    assert counts(graph, ns) == before
+    rows = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) "
+                        "RETURN d.is_latest AS d, d.superseded_at AS s, f.is_latest AS f", id=v1.id)
+    assert rows == [{"d": True, "s": None, "f": True}]
+
+
+def test_hard_delete_failing_half_way_deletes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
+                                                      graph: neo4j.Driver,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    v1 = service.add_document(ctx, ns, "Keep me. Please.")
+    before = counts(graph, ns)
+    ran = fail_at(monkeypatch, "chain_delete_documents")
+    with pytest.raises(InjectedFault):
+        service.forget(ctx, v1.id, "hard")
+    assert "chain_delete_facts" in ran
+    assert counts(graph, ns) == before

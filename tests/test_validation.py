@@ -1,0 +1,91 @@
+"""Bad input gets a typed error, names the problem, and writes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import neo4j
+import pytest
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.model import CallerContext
+from graphmem.service import MemoryService
+from helpers import counts
+
+BAD_ADDS: dict[str, dict[str, Any]] = {
+    "blank": {"content": "  \n\t "},
+    "empty": {"content": ""},
+    "content_not_text": {"content": 42},
+    "too_long": {"content": "x" * 100_001},
+    "title_too_long": {"content": "ok", "title": "t" * 501},
+    "source_too_long": {"content": "ok", "source": "s" * 201},
+    "request_id_short": {"content": "ok", "request_id": "short"},
+    "request_id_bad_chars": {"content": "ok", "request_id": "has spaces in it"},
+    "request_id_long": {"content": "ok", "request_id": "r" * 101},
+    "metadata_nested": {"content": "ok", "metadata": {"a": {"b": 1}}},
+    "metadata_list": {"content": "ok", "metadata": {"a": [1, 2]}},
+    "metadata_mixed_list": {"content": "ok", "metadata": {"a": [1, "a"]}},
+    "metadata_null": {"content": "ok", "metadata": {"a": None}},
+    "metadata_nan": {"content": "ok", "metadata": {"a": float("nan")}},
+    "metadata_huge_int": {"content": "ok", "metadata": {"a": 2**70}},
+    "metadata_oversized": {"content": "ok", "metadata": {f"k{i}": "v" * 100 for i in range(90)}},
+    "metadata_not_map": {"content": "ok", "metadata": ["a"]},
+    "metadata_empty_key": {"content": "ok", "metadata": {"": 1}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ADDS))
+def test_bad_add_is_invalid_and_writes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
+                                               graph: neo4j.Driver, case: str) -> None:
+    service.add_document(ctx, ns, "Existing memory.")
+    before = counts(graph, ns)
+    with pytest.raises(InvalidInput) as raised:
+        service.add_document(ctx, ns, **BAD_ADDS[case])
+    assert raised.value.message
+    assert counts(graph, ns) == before
+
+
+def test_limits_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    doc = service.add_document(ctx, ns, "x" * 100_000, title="t" * 500, source="s" * 200,
+                               request_id="r" * 100, metadata={"k": "v" * 8000})
+    assert len(service.get_document(ctx, doc.id).content or "") == 100_000
+
+
+@pytest.mark.parametrize("namespace", ["", "a" * 65, "has space", "slash/ns", "_system", "_private", None, 7])
+def test_bad_namespace(service: MemoryService, namespace: Any) -> None:
+    ctx = CallerContext.for_namespaces("t-valid")
+    with pytest.raises(InvalidInput):
+        service.add_document(ctx, namespace, "Text.")
+    with pytest.raises(InvalidInput):
+        service.list_documents(ctx, namespace)
+
+
+@pytest.mark.parametrize(("page", "limit"), [(0, 10), (-1, 10), (1, 0), (1, 201), (1, 500), ("1", 10),
+                                             (1, True)])
+def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, page: Any, limit: Any) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        service.list_documents(ctx, ns, page=page, limit=limit)
+    if limit in (0, 201, 500):
+        assert "1 to 200" in raised.value.message
+
+
+def test_bad_updates_write_nothing(service: MemoryService, ctx: CallerContext, ns: str,
+                                   graph: neo4j.Driver) -> None:
+    doc = service.add_document(ctx, ns, "Original.")
+    before = counts(graph, ns)
+    for kwargs in ({"content": " "}, {"content": "x" * 100_001}, {"content": "ok", "expected_version": 0},
+                   {"content": "ok", "expected_version": "1"}, {"content": "ok", "request_id": "bad id!"}):
+        with pytest.raises(InvalidInput):
+            service.update_document(ctx, doc.id, **kwargs)
+    for bad_id in ("", "x" * 101, "semi;colon", None):
+        with pytest.raises(InvalidInput):
+            service.get_document(ctx, bad_id)  # type: ignore[arg-type]
+    with pytest.raises(NotFound):
+        service.get_document(ctx, "00000000-0000-4000-8000-000000000000")
+    assert counts(graph, ns) == before
+
+
+def test_error_lists_every_problem(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        service.add_document(ctx, ns, " ", title="t" * 501)
+    assert "content" in raised.value.message and "title" in raised.value.message
