@@ -1,9 +1,10 @@
 // Documents (memories), their versions and their facts. Every statement filters by namespace.
 
-// name: document_by_request_key
-MATCH (d:Document {request_key: $request_key})
+// name: documents_by_request_keys
+UNWIND $request_keys AS request_key
+MATCH (d:Document {request_key: request_key})
 WHERE d.namespace = $namespace
-RETURN d.id AS id, d.request_hash AS request_hash
+RETURN d.request_key AS request_key, d.id AS id, d.request_hash AS request_hash
 
 // name: documents_create
 UNWIND $documents AS doc

@@ -31,6 +31,7 @@ class Limits(BaseSettings):
     metadata_bytes: int = Field(8192, ge=2, le=8192)
     page_size_max: int = Field(200, ge=1, le=200)
     history_max: int = Field(1000, ge=1, le=10_000)
+    batch_max: int = Field(1000, ge=1, le=1000)
 
 
 class Settings(BaseSettings):
@@ -69,7 +70,3 @@ class Settings(BaseSettings):
     def uses_bundled_engine(self) -> bool:
         return not self.neo4j_uri
 
-
-def load_settings(**overrides: object) -> Settings:
-    """Read settings from the environment, with explicit overrides (used by the CLI and tests)."""
-    return Settings(**overrides)  # type: ignore[arg-type]

@@ -125,8 +125,8 @@ class MemoryService:
         return {k: v for k, v in document.items() if v is not None}, facts
 
     @staticmethod
-    def _write_version(tx: Tx, document: dict[str, Any], facts: list[dict[str, Any]]) -> None:
-        tx.run("documents_create", documents=[document])
+    def _write_version(tx: Tx, documents: list[dict[str, Any]], facts: list[dict[str, Any]]) -> None:
+        tx.run("documents_create", documents=documents)
         if facts:
             tx.run("facts_create", facts=facts)
 
@@ -144,30 +144,70 @@ class MemoryService:
                      source: str | None = None, metadata: dict[str, Any] | None = None,
                      request_id: str | None = None) -> Document:
         """Store a new memory (version 1) and its sentence facts, in one transaction."""
-        ns = self._writable(ctx, namespace)
-        data = DocumentInput.parse(self.limits, content=content, title=title, source=source,
-                                   metadata=metadata, request_id=request_id)
-        assert isinstance(data, DocumentInput)
-        request_key = f"{ns}|{data.request_id}" if data.request_id else None
-        request_hash = _request_hash({"op": "add", "namespace": ns, "content": data.content,
-                                      "title": data.title, "source": data.source,
-                                      "metadata": data.metadata}) if request_key else None
+        item = {"content": content, "title": title, "source": source, "metadata": metadata,
+                "request_id": request_id}
+        return self.add_documents(ctx, namespace, [item])[0]
 
-        def write(tx: Tx) -> Document:
-            if request_key:
-                existing = tx.single("document_by_request_key", request_key=request_key, namespace=ns)
-                if existing is not None:
-                    self._same_request(existing["request_hash"], request_hash, data.request_id)
-                    return self._fetch(tx, existing["id"], [ns])
-            document, facts = self._version_records(
-                namespace=ns, content=data.content, chain_id=None, version=1, created_at=None,
-                title=data.title, source=data.source,
-                metadata=json.dumps(data.metadata, sort_keys=True) if data.metadata else None,
-                request_key=request_key, request_hash=request_hash)
-            self._write_version(tx, document, facts)
-            return Document.model_validate({**document, "latest_id": document["id"]})
+    def add_documents(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]]) -> list[Document]:
+        """Store up to ``limits.batch_max`` new memories in one transaction (two UNWIND statements).
+
+        Each item has ``content`` and optional ``title``, ``source``, ``metadata``, ``request_id``. An item
+        whose request_id was already used with the same request returns the original memory; with a
+        different request the whole batch is a conflict and nothing is written.
+        """
+        ns = self._writable(ctx, namespace)
+        if not isinstance(items, list) or not 1 <= len(items) <= self.limits.batch_max:
+            raise InvalidInput(f"a batch holds 1 to {self.limits.batch_max} documents", field="items")
+        inputs: list[DocumentInput] = []
+        for position, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InvalidInput(f"items[{position}] must be a map", field="items")
+            try:
+                parsed = DocumentInput.parse(self.limits, **item)
+            except InvalidInput as exc:
+                raise InvalidInput(f"items[{position}]: {exc.message}" if len(items) > 1 else exc.message,
+                                   **exc.details) from None
+            assert isinstance(parsed, DocumentInput)
+            inputs.append(parsed)
+        request_ids = [i.request_id for i in inputs if i.request_id]
+        if len(set(request_ids)) != len(request_ids):
+            raise InvalidInput("a request_id appears twice in one batch", field="request_id")
+        requests = [self._add_request(ns, i) for i in inputs]
+
+        def write(tx: Tx) -> list[Document]:
+            keys = [key for key, _ in requests if key]
+            existing = {row["request_key"]: row for row in
+                        tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
+            results: list[Document | str] = []
+            documents: list[dict[str, Any]] = []
+            facts: list[dict[str, Any]] = []
+            for data, (request_key, request_hash) in zip(inputs, requests, strict=True):
+                if request_key in existing:
+                    self._same_request(existing[request_key]["request_hash"], request_hash, data.request_id)
+                    results.append(existing[request_key]["id"])
+                    continue
+                document, doc_facts = self._version_records(
+                    namespace=ns, content=data.content, chain_id=None, version=1, created_at=None,
+                    title=data.title, source=data.source,
+                    metadata=json.dumps(data.metadata, sort_keys=True) if data.metadata else None,
+                    request_key=request_key, request_hash=request_hash)
+                documents.append(document)
+                facts.extend(doc_facts)
+                results.append(Document.model_validate({**document, "latest_id": document["id"]}))
+            if documents:
+                self._write_version(tx, documents, facts)
+            return [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
 
         return self.store.write(write)
+
+    @staticmethod
+    def _add_request(namespace: str, data: DocumentInput) -> tuple[str | None, str | None]:
+        """(request_key, request_hash) of an add; both None without a request_id."""
+        if not data.request_id:
+            return None, None
+        payload = {"op": "add", "namespace": namespace, "content": data.content, "title": data.title,
+                   "source": data.source, "metadata": data.metadata}
+        return f"{namespace}|{data.request_id}", _request_hash(payload)
 
     @staticmethod
     def _same_request(stored_hash: str | None, request_hash: str | None, request_id: str | None) -> None:
@@ -246,7 +286,7 @@ class MemoryService:
             request_hash = _request_hash({"op": "update", "id": doc_id, "content": data.content,
                                           "expected_version": data.expected_version})
             if request_key:
-                existing = tx.single("document_by_request_key", request_key=request_key, namespace=ns)
+                existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
                 if existing is not None:
                     self._same_request(existing["request_hash"], request_hash, data.request_id)
                     return self._fetch(tx, existing["id"], [ns])
@@ -271,7 +311,7 @@ class MemoryService:
                 request_key=request_key, request_hash=request_hash if request_key else None,
                 after=row["latest_recorded_at"])
             tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=document["recorded_at"])
-            self._write_version(tx, document, facts)
+            self._write_version(tx, [document], facts)
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
             return Document.model_validate({**document, "parent_id": row["latest_id"],
                                             "latest_id": document["id"]})

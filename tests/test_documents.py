@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import neo4j
 import pytest
 
-from graphmem.errors import Conflict, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.model import CallerContext
 from graphmem.service import MemoryService, content_hash
 from graphmem.store.views import View
@@ -123,3 +123,26 @@ def test_unknown_id_is_not_found(service: MemoryService, ctx: CallerContext) -> 
                  lambda: service.restore(ctx, "no-such-id")):
         with pytest.raises(NotFound):
             call()
+
+
+def test_batch_add_is_one_write(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver) -> None:
+    first = service.add_document(ctx, ns, "Sent before.", request_id="batch-req-0")
+    items: list[dict[str, object]] = [{"content": f"Batch item {i}. Second sentence {i}."} for i in range(50)]
+    items.append({"content": "Sent before.", "request_id": "batch-req-0"})
+    docs = service.add_documents(ctx, ns, items)
+    assert len(docs) == 51 and docs[-1].id == first.id and len({d.id for d in docs}) == 51
+    assert counts(graph, ns) == (51 + 100 + 1, 100 + 1)  # documents + facts, CONTAINS edges
+
+    before = counts(graph, ns)
+    with pytest.raises(InvalidInput) as raised:
+        service.add_documents(ctx, ns, [{"content": "fine"}, {"content": " "}])
+    assert raised.value.message.startswith("items[1]")
+    with pytest.raises(Conflict):
+        service.add_documents(ctx, ns, [{"content": "new"}, {"content": "changed", "request_id": "batch-req-0"}])
+    with pytest.raises(InvalidInput):
+        service.add_documents(ctx, ns, [{"content": "x", "request_id": "dup-req-01"}] * 2)
+    with pytest.raises(InvalidInput):
+        service.add_documents(ctx, ns, [{"content": "x"}] * 1001)
+    with pytest.raises(InvalidInput):
+        service.add_documents(ctx, ns, [])
+    assert counts(graph, ns) == before

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 # A sentence is a maximal run that does not cross a line break and ends after . ! ? (plus closing
 # quotes/brackets) when white space follows.
-_SENTENCE = re.compile(r"[^\s](?:[^\n]*?(?:[.!?…]+[\"')\]»”’]*(?=\s)|(?=\n)|$))", re.S)
+_SENTENCE = re.compile(r"[^\s](?:[^\n]*?(?:[.!?\u2026]+[\"')\]\u00bb\u201d\u2019]*(?=\s)|(?=\n)|$))", re.S)
 
 
 @dataclass(frozen=True)

@@ -219,14 +219,14 @@ class BundledEngine:
             MAIN_CLASS,
         ]
         with open(self.log_file, "ab") as log:
-            process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            process = subprocess.Popen(
                 command,
                 cwd=self.root,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=not owned,
-                preexec_fn=_die_with_parent if owned else None,  # noqa: PLW1509 - prctl only
+                preexec_fn=_die_with_parent if owned else None,
             )
         state = EngineState(
             pid=process.pid,
