@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,20 @@ def test_owner_killed_with_sigkill_leaves_no_engine(data_dir: Path) -> None:
     owner.wait(timeout=10)
     assert wait_gone(engine_pid, 30), "the engine outlived its SIGKILLed owner"
     assert status(data_dir)["state"] == "stopped"
+
+
+def test_owned_engine_outlives_the_thread_that_started_it(data_dir: Path) -> None:
+    """The parent-death signal follows the forking *thread*; a server starts its engine from a pool
+    thread that may retire long before the server exits."""
+    engine = BundledEngine(make_settings(data_dir))
+    started: list[EngineState] = []
+    worker = threading.Thread(target=lambda: started.append(engine.ensure_running(owned=True)[0]))
+    worker.start()
+    worker.join(timeout=120)
+    assert started and started[0].pid is not None
+    time.sleep(1.0)
+    assert engine.status().running, "the engine died with the thread that started it"
+    engine.stop()
 
 
 def test_failed_start_shows_the_engine_log(data_dir: Path) -> None:

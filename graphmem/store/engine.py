@@ -32,10 +32,13 @@ import secrets
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import neo4j
 import psutil
@@ -104,6 +107,32 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class _Spawner:
+    """Forks owned engines from one thread that lives as long as the process.
+
+    The kernel sends the parent-death signal when the *thread* that forked the child exits, not the
+    process. Callers may be short-lived worker threads (a web server's thread pool), so forking from
+    them would kill the engine when the pool retires that thread.
+    """
+
+    def __init__(self) -> None:
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-engine")
+
+        def spawn() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(command, **kwargs)
+
+        return self._executor.submit(spawn).result()
+
+
+_spawner = _Spawner()
+
+
 class BundledEngine:
     """Start, attach to, inspect and stop the engine of one data directory."""
 
@@ -166,7 +195,9 @@ class BundledEngine:
             cmdline = process.cmdline()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             return False
-        return (bool(cmdline) and cmdline[0] == str(self.java)
+        # "our Java": the engine's main class run by a bundled JRE (the venv may have moved or been
+        # reinstalled since), with our root path.
+        return (bool(cmdline) and cmdline[0].endswith("/jre/bin/java") and MAIN_CLASS in cmdline
                 and f"-Darcadedb.server.rootPath={self.root}" in cmdline)
 
     # ---- lifecycle ----------------------------------------------------------------------------------
@@ -219,15 +250,12 @@ class BundledEngine:
             MAIN_CLASS,
         ]
         with open(self.log_file, "ab") as log:
-            process = subprocess.Popen(
-                command,
-                cwd=self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=not owned,
-                preexec_fn=_die_with_parent if owned else None,
-            )
+            options: dict[str, Any] = {"cwd": self.root, "stdin": subprocess.DEVNULL, "stdout": log,
+                                       "stderr": subprocess.STDOUT}
+            if owned:
+                process = _spawner.popen(command, preexec_fn=_die_with_parent, **options)
+            else:
+                process = subprocess.Popen(command, start_new_session=True, **options)
         state = EngineState(
             pid=process.pid,
             http_port=http_port,
