@@ -73,13 +73,15 @@ WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.is_forgotten
 SET f.is_forgotten = false, f.restored_at = $now
 RETURN count(f) AS changed
 
-// Redaction removes text, hashes and embeddings; it keeps nodes, lineage, spans and times.
+// Redaction removes text, title, source, metadata, hashes and embeddings; it keeps nodes, lineage,
+// spans and times.
 // name: chain_redact_documents
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace AND NOT d.is_redacted
 SET d.forgotten_at = CASE WHEN d.is_forgotten THEN d.forgotten_at ELSE $now END
 SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now,
-    d.content = null, d.title = null, d.metadata = null, d.content_hash = null, d.request_hash = null
+    d.content = null, d.title = null, d.source = null, d.metadata = null, d.content_hash = null,
+    d.request_hash = null
 RETURN count(d) AS changed
 
 // name: chain_redact_facts
@@ -98,8 +100,23 @@ RETURN count(*) AS changed
 // name: chain_delete_documents
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace
+WITH d, d.request_key AS request_key
 DETACH DELETE d
-RETURN count(*) AS changed
+RETURN count(*) AS changed, collect(request_key) AS request_keys
+
+// Receipts of forget requests, and the tombstones a hard delete leaves: markers of the request keys
+// that created the deleted memory, without any of its content.
+// name: receipts_create
+UNWIND $receipts AS receipt
+CREATE (r:Receipt)
+SET r = receipt
+RETURN count(r) AS created
+
+// name: tombstones_for_request_keys
+UNWIND $request_keys AS request_key
+MATCH (r:Receipt {request_key: request_key})
+WHERE r.namespace = $namespace
+RETURN r.request_key AS request_key
 
 // name: document_get
 MATCH (d:Document {id: $id})
@@ -143,8 +160,3 @@ RETURN r.namespace AS namespace, r.target_id AS target_id, r.request_hash AS req
        r.result AS result
 ORDER BY namespace
 LIMIT 100
-
-// name: receipt_create
-CREATE (r:Receipt)
-SET r = $receipt
-RETURN r.id AS id

@@ -30,6 +30,7 @@ from graphmem.errors import InvalidInput
 
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
 SYSTEM_NAMESPACE = "_system"
 METADATA_KEY_CHARS = 128
 INT64 = (-(2**63), 2**63 - 1)
@@ -46,6 +47,13 @@ def check_namespace(namespace: object) -> str:
     if namespace.startswith("_"):
         raise InvalidInput("namespaces starting with '_' are reserved for the system", field="namespace")
     return namespace
+
+
+def check_id(value: object) -> str:
+    """Ids are app-generated (UUID4); this only bounds what a caller may send."""
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise InvalidInput("id must be 1-100 characters of A-Z a-z 0-9 . _ : -", field="id")
+    return value
 
 
 def check_request_id(request_id: object) -> str:

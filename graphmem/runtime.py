@@ -62,7 +62,7 @@ class Runtime:
             schema_version = bootstrap(store, arcadedb_http=http)
         except BaseException:
             if engine is not None and started and own_engine:
-                engine.stop()
+                engine.stop(only_if_owned=True)
             raise
         versions = {"graphmem": __version__, "server": info.agent}
         if engine is not None:
@@ -96,4 +96,4 @@ class Runtime:
     def close(self) -> None:
         self.store.close()
         if self.engine is not None and self.owns_engine:
-            self.engine.stop()
+            self.engine.stop(only_if_owned=True)

@@ -3,7 +3,8 @@ logical operation as one transaction of named statements (all of it commits, or 
 
 Isolation rules, applied in every method:
 
-* a namespace the caller names must be one it may read (reads) or write (writes), else ``Forbidden``;
+* a namespace the caller cannot read is ``NotFound`` (it is invisible); writing to a namespace the caller
+  cannot write is ``Forbidden``; nothing is looked up to decide either;
 * an id is looked up only inside the caller's readable namespaces, so an id of another namespace is
   ``NotFound`` exactly like an id that does not exist; nothing is looked up across namespaces;
 * a write through an id the caller can read but not write is ``Forbidden``.
@@ -15,17 +16,14 @@ chain's latest version. Every change to a memory first locks its chain's latest 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from graphmem import records
 from graphmem.config import Limits
 from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
-from graphmem.ingest.split import split_sentences
 from graphmem.model import (
     CallerContext,
     Document,
@@ -36,37 +34,18 @@ from graphmem.model import (
     ForgetResult,
     Page,
     UpdateInput,
+    check_id,
     check_namespace,
     check_request_id,
 )
+from graphmem.records import now_ms, tombstone_key, version_records
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
 from graphmem.store.views import CURRENT, View
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
 PREVIEW_CHARS = 280
-SPLITTER = "sentence-rule/1"
+MAX_PAGE = 1_000_000_000  # keeps SKIP inside a 64-bit integer on both servers
 _FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain_redact",
                       ForgetMode.hard: "chain_delete"}
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def content_hash(namespace: str, content: str) -> str:
-    """Identity of a text within a namespace: white space is folded, so re-sent text matches."""
-    normalised = " ".join(content.split())
-    return hashlib.sha256(f"{namespace}\n{normalised}".encode()).hexdigest()
-
-
-def _request_hash(payload: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def _check_id(value: object) -> str:
-    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise InvalidInput("id must be 1-100 characters of A-Z a-z 0-9 . _ : -", field="id")
-    return value
 
 
 class MemoryService:
@@ -79,9 +58,11 @@ class MemoryService:
 
     @staticmethod
     def _readable(ctx: CallerContext, namespace: object) -> str:
+        """A namespace the caller cannot read is invisible to it: not found, like one that is empty of
+        everything including existence. (Nothing is looked up to decide this.)"""
         name = check_namespace(namespace)
         if not ctx.can_read(name):
-            raise Forbidden(f"no read access to namespace {name!r}", namespace=name)
+            raise NotFound(f"no namespace {name!r}", namespace=name)
         return name
 
     @staticmethod
@@ -93,36 +74,6 @@ class MemoryService:
 
     def ping(self) -> None:
         self.store.read(lambda tx: tx.single("ping"))
-
-    # ---- building records ---------------------------------------------------------------------------
-
-    def _version_records(self, *, namespace: str, content: str, chain_id: str | None, version: int,
-                         created_at: int | None, title: str | None, source: str | None,
-                         metadata: str | None, request_key: str | None, request_hash: str | None,
-                         after: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The Document node of one version and its sentence Facts, as maps for UNWIND statements.
-
-        ``after``: the previous version's ``recorded_at``; a new version is always recorded later, even
-        within the same millisecond, so "as of T" never sees two versions of one memory."""
-        now = max(self.clock(), after + 1)
-        doc_id = str(uuid.uuid4())
-        chain = chain_id or doc_id
-        spans = split_sentences(content)
-        facts = [
-            {"id": str(uuid.uuid4()), "namespace": namespace, "document_id": doc_id, "position": i,
-             "text": span.text, "start": span.start, "end": span.end, "is_latest": True,
-             "is_forgotten": False, "is_inference": False, "recorded_at": now, "extractor": SPLITTER}
-            for i, span in enumerate(spans)
-        ]
-        document = {
-            "id": doc_id, "namespace": namespace, "chain_id": chain, "version": version,
-            "version_key": f"{chain}|{version}", "is_latest": True, "is_forgotten": False,
-            "is_redacted": False, "title": title, "source": source, "metadata": metadata,
-            "content": content, "content_hash": content_hash(namespace, content),
-            "request_key": request_key, "request_hash": request_hash, "fact_count": len(facts),
-            "created_at": created_at if created_at is not None else now, "recorded_at": now,
-        }
-        return {k: v for k, v in document.items() if v is not None}, facts
 
     @staticmethod
     def _write_version(tx: Tx, documents: list[dict[str, Any]], facts: list[dict[str, Any]]) -> None:
@@ -178,6 +129,11 @@ class MemoryService:
             keys = [key for key, _ in requests if key]
             existing = {row["request_key"]: row for row in
                         tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
+            deleted = [key for key in keys if key not in existing]
+            if deleted and tx.run("tombstones_for_request_keys", namespace=ns,
+                                  request_keys=[tombstone_key(key) for key in deleted]):
+                raise Conflict("a request_id of this batch created a memory that has since been deleted",
+                               next_step="send new content with a new request_id")
             results: list[Document | str] = []
             documents: list[dict[str, Any]] = []
             facts: list[dict[str, Any]] = []
@@ -186,10 +142,10 @@ class MemoryService:
                     self._same_request(existing[request_key]["request_hash"], request_hash, data.request_id)
                     results.append(existing[request_key]["id"])
                     continue
-                document, doc_facts = self._version_records(
+                document, doc_facts = version_records(now=self.clock(),
                     namespace=ns, content=data.content, chain_id=None, version=1, created_at=None,
                     title=data.title, source=data.source,
-                    metadata=json.dumps(data.metadata, sort_keys=True) if data.metadata else None,
+                    metadata=json.dumps(data.metadata, sort_keys=True, ensure_ascii=False) if data.metadata else None,
                     request_key=request_key, request_hash=request_hash)
                 documents.append(document)
                 facts.extend(doc_facts)
@@ -207,7 +163,7 @@ class MemoryService:
             return None, None
         payload = {"op": "add", "namespace": namespace, "content": data.content, "title": data.title,
                    "source": data.source, "metadata": data.metadata}
-        return f"{namespace}|{data.request_id}", _request_hash(payload)
+        return f"{namespace}|{data.request_id}", records.request_hash(payload)
 
     @staticmethod
     def _same_request(stored_hash: str | None, request_hash: str | None, request_id: str | None) -> None:
@@ -220,7 +176,7 @@ class MemoryService:
 
     def get_document(self, ctx: CallerContext, id: str) -> Document:
         """Any version by its id; the result says its version, whether it is latest, and the latest id."""
-        doc_id = _check_id(id)
+        doc_id = check_id(id)
         return self.store.read(lambda tx: self._fetch(tx, doc_id, ctx.readable))
 
     def list_documents(self, ctx: CallerContext, namespace: str, page: int = 1, limit: int = 20,
@@ -228,8 +184,8 @@ class MemoryService:
         """Newest first (recorded time, then id), with the total of the view."""
         ns = self._readable(ctx, namespace)
         max_limit = self.limits.page_size_max
-        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-            raise InvalidInput("page must be an integer >= 1", field="page")
+        if not isinstance(page, int) or isinstance(page, bool) or not 1 <= page <= MAX_PAGE:
+            raise InvalidInput(f"page must be an integer from 1 to {MAX_PAGE}", field="page")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= max_limit:
             raise InvalidInput(f"limit must be an integer from 1 to {max_limit}", field="limit")
         params = {"namespace": ns, **view.params()}
@@ -247,7 +203,7 @@ class MemoryService:
 
     def history(self, ctx: CallerContext, id: str) -> list[DocumentInfo]:
         """The whole chain of the memory holding ``id``, newest version first."""
-        doc_id = _check_id(id)
+        doc_id = check_id(id)
 
         def read(tx: Tx) -> list[DocumentInfo]:
             rows = tx.run("chain_history", id=doc_id, namespaces=ctx.readable,
@@ -274,7 +230,7 @@ class MemoryService:
 
         The old version and its facts keep their text and get ``is_latest=false`` and ``superseded_at``.
         """
-        doc_id = _check_id(id)
+        doc_id = check_id(id)
         data = UpdateInput.parse(self.limits, content=content, expected_version=expected_version,
                                  request_id=request_id)
         assert isinstance(data, UpdateInput)
@@ -283,7 +239,7 @@ class MemoryService:
             row = self._lock_chain(tx, ctx, doc_id)
             ns = row["namespace"]
             request_key = f"{ns}|{data.request_id}" if data.request_id else None
-            request_hash = _request_hash({"op": "update", "id": doc_id, "content": data.content,
+            request_hash = records.request_hash({"op": "update", "id": doc_id, "content": data.content,
                                           "expected_version": data.expected_version})
             if request_key:
                 existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
@@ -304,7 +260,7 @@ class MemoryService:
                     f"expected version {data.expected_version}, but the latest is {row['latest_version']}",
                     next_step="get the latest version, merge your change, and send it with that version",
                     latest_id=row["latest_id"], latest_version=row["latest_version"])
-            document, facts = self._version_records(
+            document, facts = version_records(now=self.clock(),
                 namespace=ns, content=data.content, chain_id=row["chain_id"],
                 version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
                 source=row["source"], metadata=row["metadata"],
@@ -333,21 +289,38 @@ class MemoryService:
         finds nothing and is ``NotFound``, unless it carries the first call's ``request_id``, which
         returns the first result.
         """
-        doc_id = _check_id(id)
+        doc_id = check_id(id)
         try:
             forget_mode = ForgetMode(mode)
         except ValueError:
             raise InvalidInput("mode must be one of soft, hard, redact", field="mode") from None
         rid = check_request_id(request_id) if request_id is not None else None
-        request_hash = _request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
+        request_hash = records.request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
 
-        def write(tx: Tx) -> ForgetResult:
-            receipts = tx.run("receipts_for_request", request_id=rid, namespaces=ctx.readable) if rid else []
+        def answered(tx: Tx) -> tuple[ForgetResult | None, list[dict[str, Any]]]:
+            """The first result of this request, if it already ran (and the receipts seen)."""
+            if not rid:
+                return None, []
+            receipts = tx.run("receipts_for_request", request_id=rid, namespaces=ctx.readable)
             for receipt in receipts:
                 if receipt["target_id"] == doc_id:
+                    self._writable(ctx, receipt["namespace"])  # a reader may not replay a write
                     self._same_request(receipt["request_hash"], request_hash, rid)
-                    return ForgetResult.model_validate_json(receipt["result"])
-            row = self._lock_chain(tx, ctx, doc_id)
+                    return ForgetResult.model_validate_json(receipt["result"]), receipts
+            return None, receipts
+
+        def write(tx: Tx) -> ForgetResult:
+            first, receipts = answered(tx)
+            if first is not None:
+                return first
+            try:
+                row = self._lock_chain(tx, ctx, doc_id)
+            except NotFound:
+                # a concurrent call with this request_id may have deleted the chain since we looked
+                first, receipts = answered(tx)
+                if first is None:
+                    raise
+                return first
             ns, chain_id, now = row["namespace"], row["chain_id"], self.clock()
             if any(r["namespace"] == ns for r in receipts):
                 raise Conflict(f"request_id {rid!r} was already used for a different request",
@@ -361,19 +334,25 @@ class MemoryService:
             result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,
                                   documents=docs["changed"] if docs else 0,
                                   facts=facts["changed"] if facts else 0)
+            if forget_mode is ForgetMode.hard and docs and docs["request_keys"]:
+                # content-free markers, so a late retry of the add cannot bring the memory back
+                tx.run("receipts_create", receipts=[
+                    {"id": str(uuid.uuid4()), "namespace": ns, "request_key": tombstone_key(key),
+                     "target_id": chain_id, "operation": "tombstone", "recorded_at": now}
+                    for key in docs["request_keys"]])
             if rid:
-                tx.run("receipt_create", receipt={
+                tx.run("receipts_create", receipts=[{
                     "id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
                     "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
                     "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
-                    "recorded_at": now})
+                    "recorded_at": now}])
             return result
 
         return self.store.write(write)
 
     def restore(self, ctx: CallerContext, id: str) -> Document:
         """Undo a soft forget of the memory holding ``id``; returns its latest version."""
-        doc_id = _check_id(id)
+        doc_id = check_id(id)
 
         def write(tx: Tx) -> Document:
             row = self._lock_chain(tx, ctx, doc_id)

@@ -9,7 +9,8 @@ import pytest
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.model import CallerContext
-from graphmem.service import MemoryService, content_hash
+from graphmem.records import content_hash
+from graphmem.service import MemoryService
 from graphmem.store.views import View
 from helpers import counts, query
 

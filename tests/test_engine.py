@@ -128,6 +128,32 @@ def test_stale_state_file_is_cleaned_up(data_dir: Path) -> None:
     assert status(data_dir)["state"] == "stopped"
 
 
+def test_engine_without_state_file_is_found_and_managed(data_dir: Path) -> None:
+    engine = BundledEngine(make_settings(data_dir))
+    state, _ = engine.ensure_running(owned=False)
+    engine.state_file.unlink()
+    report = status(data_dir)  # found by its command line, state written again
+    assert report["state"] == "running" and report["pid"] == state.pid and report["bolt_port"] == state.bolt_port
+    again, started = engine.ensure_running(owned=False)
+    assert not started and again.pid == state.pid
+    assert "engine stopped" in cli("engine", "stop", data_dir=data_dir).stdout
+    assert wait_gone(int(state.pid or 0), 10)
+
+
+def test_owner_exit_does_not_stop_an_engine_it_does_not_own(data_dir: Path) -> None:
+    runtime = Runtime.open(make_settings(data_dir), own_engine=True)
+    assert runtime.owns_engine and runtime.engine is not None
+    first = runtime.engine.status().state
+    assert first is not None and first.pid is not None
+    psutil.Process(first.pid).kill()  # our engine dies; someone else starts a detached one
+    assert wait_gone(first.pid, 10)
+    assert cli("engine", "start", data_dir=data_dir).returncode == 0
+    other = status(data_dir)["pid"]
+    runtime.close()
+    after = status(data_dir)
+    assert after["state"] == "running" and after["pid"] == other
+
+
 def test_owner_killed_with_sigkill_leaves_no_engine(data_dir: Path) -> None:
     owner_code = (
         "import sys\n"

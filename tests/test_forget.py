@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import neo4j
 import pytest
 
-from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
 from graphmem.model import CallerContext, Document
 from graphmem.service import MemoryService
 from graphmem.store.views import View
@@ -13,7 +16,8 @@ from helpers import counts, query
 
 
 def _chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document]:
-    v1 = service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"})
+    v1 = service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
+                              source="people/alice-smith.md", request_id="chain-add-1")
     v2 = service.update_document(ctx, v1.id, "Secret three.")
     return v1, v2
 
@@ -60,8 +64,9 @@ def test_redact_removes_text_keeps_lineage(service: MemoryService, ctx: CallerCo
     assert counts(graph, ns) == before  # nodes and edges (lineage, CONTAINS) all kept
     docs = query(graph, "MATCH (d:Document {chain_id: $c}) RETURN d.content AS c, d.title AS t, "
                         "d.metadata AS m, d.content_hash AS h, d.is_redacted AS r, d.redacted_at AS ra, "
-                        "d.recorded_at AS rec, d.version AS v", c=v1.id)
-    assert all(d["c"] is None and d["t"] is None and d["m"] is None and d["h"] is None for d in docs)
+                        "d.recorded_at AS rec, d.version AS v, d.source AS src", c=v1.id)
+    assert all(d["c"] is None and d["t"] is None and d["m"] is None and d["h"] is None and d["src"] is None
+               for d in docs)
     assert all(d["r"] and d["ra"] and d["rec"] and d["v"] for d in docs)
     facts = query(graph, "MATCH (d:Document {chain_id: $c})-[:CONTAINS]->(f:Fact) "
                          "RETURN f.text AS text, f.embedding AS e, f.start AS s, f.end AS end", c=v1.id)
@@ -91,7 +96,9 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
     left = query(graph, "MATCH (f:Fact) WHERE f.document_id IN $ids RETURN count(f) AS c", ids=[v1.id, v2.id])
     assert left == [{"c": 0}]
     nodes, edges = counts(graph, ns)
-    assert (nodes - 1, edges) == kept_counts  # only the receipt of the request was added
+    assert (nodes - 2, edges) == kept_counts  # left: the request's receipt and the add's tombstone
+    leftovers = query(graph, "MATCH (r:Receipt) WHERE r.namespace = $ns RETURN keys(r) AS k", ns=ns)
+    assert all(not {"content", "text", "title", "metadata"} & set(r["k"]) for r in leftovers)
     with pytest.raises(NotFound):
         service.get_document(ctx, v2.id)
     with pytest.raises(NotFound):
@@ -100,6 +107,11 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
         service.forget(ctx, v1.id, "hard")
     retried = service.forget(ctx, v1.id, "hard", request_id="hard-del-01")
     assert retried == result
+    with pytest.raises(Conflict):  # a late retry of the add must not bring the memory back
+        service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
+                             source="people/alice-smith.md", request_id="chain-add-1")
+    with pytest.raises(Forbidden):  # a reader cannot replay the delete to learn its result
+        service.forget(CallerContext(read=frozenset({ns})), v1.id, "hard", request_id="hard-del-01")
     assert service.get_document(ctx, keep.id).content == "Unrelated memory stays."
 
 
@@ -107,3 +119,45 @@ def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext,
     doc = service.add_document(ctx, ns, "Text.")
     with pytest.raises(InvalidInput):
         service.forget(ctx, doc.id, "shred")
+
+
+def test_concurrent_hard_forgets_with_one_request_id_agree(service: MemoryService, ctx: CallerContext,
+                                                           ns: str) -> None:
+    for round_ in range(3):
+        doc = service.add_document(ctx, ns, f"Round {round_}. Delete me once.")
+        barrier = threading.Barrier(4)
+
+        def forget(_: int, doc_id: str = doc.id, rid: str = f"race-del-{round_}",
+                   barrier: threading.Barrier = barrier) -> object:
+            barrier.wait()
+            try:
+                return service.forget(ctx, doc_id, "hard", request_id=rid)
+            except GraphmemError as exc:
+                return exc
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(forget, range(4)))
+        assert all(r == results[0] for r in results), results
+        assert (results[0].documents, results[0].facts) == (1, 2)  # type: ignore[union-attr]
+
+
+def test_update_racing_forget_and_redact_stays_consistent(service: MemoryService, ctx: CallerContext,
+                                                          ns: str, graph: neo4j.Driver) -> None:
+    doc = service.add_document(ctx, ns, "Contended memory.")
+    barrier = threading.Barrier(3)
+
+    def act(kind: str) -> object:
+        barrier.wait()
+        try:
+            if kind == "update":
+                return service.update_document(ctx, doc.id, "Updated while forgotten?")
+            return service.forget(ctx, doc.id, kind)
+        except GraphmemError as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        list(pool.map(act, ["update", "soft", "redact"]))
+    rows = query(graph, "MATCH (d:Document {chain_id: $c}) RETURN d.is_forgotten AS f, d.is_redacted AS r, "
+                        "d.content AS c, d.is_latest AS l", c=doc.id)
+    assert sum(r["l"] for r in rows) == 1
+    assert all(r["f"] and r["r"] and r["c"] is None for r in rows)  # redact reached every version

@@ -61,13 +61,16 @@ def test_id_calls_across_namespaces_are_not_found(service: MemoryService, ctx: C
     assert service.get_document(owner, latest_id).content == "Their private memory, revised."
 
 
-def test_list_of_another_namespace_is_forbidden_and_never_mixes(service: MemoryService, ctx: CallerContext,
+def test_list_of_another_namespace_is_not_found_and_never_mixes(service: MemoryService, ctx: CallerContext,
                                                                 ns: str,
                                                                 other: tuple[CallerContext, str, str]) -> None:
     owner, _, _ = other
     other_ns = next(iter(owner.write))
-    with pytest.raises(Forbidden):
+    with pytest.raises(NotFound) as crossed:
         service.list_documents(ctx, other_ns)
+    with pytest.raises(NotFound) as missing:
+        service.list_documents(ctx, "t-never-created-anywhere")
+    assert crossed.value.message == missing.value.message.replace("t-never-created-anywhere", other_ns)
     with pytest.raises(Forbidden):
         service.add_document(ctx, other_ns, "Planted.")
     mine = service.add_document(ctx, ns, "Mine.")

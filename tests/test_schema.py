@@ -41,36 +41,59 @@ def test_schema_version_recorded_in_system_namespace(graph: neo4j.Driver) -> Non
     assert rows == [{"ns": "_system", "v": SCHEMA_VERSION}]
 
 
-def test_unique_id_is_enforced(graph: neo4j.Driver, ns: str) -> None:
-    node_id = str(uuid.uuid4())
-    query(graph, "CREATE (:Fact {id: $id, namespace: $ns})", id=node_id, ns=ns)
+@pytest.mark.parametrize(("label", "key"), [
+    ("Document", "id"), ("Document", "request_key"), ("Document", "version_key"), ("Fact", "id"),
+    ("Entity", "id"), ("Entity", "entity_key"), ("Receipt", "id"), ("Receipt", "request_key"),
+    ("SystemRecord", "id"),
+])
+def test_uniqueness_is_enforced(graph: neo4j.Driver, ns: str, label: str, key: str) -> None:
+    value = f"{ns}|{uuid.uuid4()}"
+    create = f"CREATE (n:{label}) SET n.namespace = $ns, n.id = $id, n.{key} = $value"
+    query(graph, create, ns=ns, id=str(uuid.uuid4()), value=value)
     with pytest.raises(neo4j.exceptions.ConstraintError):
-        query(graph, "CREATE (:Fact {id: $id, namespace: $ns})", id=node_id, ns=ns)
+        query(graph, create, ns=ns, id=str(uuid.uuid4()), value=value)
+    # absent keys never collide (request_key is set only when a request_id was sent)
+    query(graph, f"CREATE (n:{label}) SET n.namespace = $ns, n.id = $id", ns=ns, id=str(uuid.uuid4()))
+    if key != "id":
+        query(graph, f"CREATE (n:{label}) SET n.namespace = $ns, n.id = $id", ns=ns, id=str(uuid.uuid4()))
 
 
-def test_fulltext_index_finds_planted_title(runtime: Runtime, graph: neo4j.Driver, ns: str) -> None:
-    doc_id = str(uuid.uuid4())
-    query(graph, "CREATE (:Document {id: $id, namespace: $ns, title: 'zanzibar quokka memo'})", id=doc_id, ns=ns)
-    index = runtime.store.dialect.index_name(SearchIndex.document_title)
+@pytest.mark.parametrize(("index", "label", "prop"), [
+    (SearchIndex.document_title, "Document", "title"),
+    (SearchIndex.fact_text, "Fact", "text"),
+    (SearchIndex.entity_name, "Entity", "name"),
+])
+def test_fulltext_index_finds_planted_text(runtime: Runtime, graph: neo4j.Driver, ns: str, index: SearchIndex,
+                                           label: str, prop: str) -> None:
+    node_id = str(uuid.uuid4())
+    query(graph, f"CREATE (n:{label} {{id: $id, namespace: $ns}}) SET n.{prop} = 'zanzibar quokka memo'",
+          id=node_id, ns=ns)
+    query(graph, f"CREATE (n:{label} {{id: $id, namespace: $ns}}) SET n.{prop} = 'unrelated words'",
+          id=str(uuid.uuid4()), ns=ns)
+    name = runtime.store.dialect.index_name(index)
 
     def search(tx: Tx) -> list[dict[str, object]]:
-        return tx.run("fulltext_query", index=index, query="quokka", k=10, limit=10, namespaces=[ns])
+        return tx.run("index_probe_fulltext", index=name, query="quokka", k=10, limit=10, namespaces=[ns])
 
-    assert [r["id"] for r in runtime.store.read(search)] == [doc_id]
+    assert [r["id"] for r in runtime.store.read(search)] == [node_id]
 
 
-def test_vector_index_finds_planted_vector(runtime: Runtime, graph: neo4j.Driver, ns: str) -> None:
+@pytest.mark.parametrize(("index", "label"), [(SearchIndex.fact_embedding, "Fact"),
+                                              (SearchIndex.entity_embedding, "Entity")])
+def test_vector_index_finds_planted_vector(runtime: Runtime, graph: neo4j.Driver, ns: str, index: SearchIndex,
+                                           label: str) -> None:
     target, decoy = [0.0] * 384, [0.0] * 384
     target[7], decoy[300] = 1.0, 1.0
     target_id, decoy_id = str(uuid.uuid4()), str(uuid.uuid4())
-    query(graph, "CREATE (:Fact {id: $id, namespace: $ns, embedding: $v})", id=target_id, ns=ns, v=target)
-    query(graph, "CREATE (:Fact {id: $id, namespace: $ns, embedding: $v})", id=decoy_id, ns=ns, v=decoy)
+    create = f"CREATE (:{label} {{id: $id, namespace: $ns, embedding: $v}})"
+    query(graph, create, id=target_id, ns=ns, v=target)
+    query(graph, create, id=decoy_id, ns=ns, v=decoy)
     probe = [0.0] * 384
     probe[7], probe[8] = 0.9, 0.1
-    index = runtime.store.dialect.index_name(SearchIndex.fact_embedding)
+    name = runtime.store.dialect.index_name(index)
 
     def search(tx: Tx) -> list[dict[str, object]]:
-        return tx.run("vector_query", index=index, k=50, vector=probe, limit=5, namespaces=[ns])
+        return tx.run("index_probe_vector", index=name, k=50, vector=probe, limit=5, namespaces=[ns])
 
     rows = runtime.store.read(search)
     assert rows[0]["id"] == target_id

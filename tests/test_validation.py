@@ -6,11 +6,13 @@ from typing import Any
 
 import neo4j
 import pytest
+from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.model import CallerContext
 from graphmem.service import MemoryService
-from helpers import counts
+from graphmem.store.views import View
+from helpers import counts, query
 
 BAD_ADDS: dict[str, dict[str, Any]] = {
     "blank": {"content": "  \n\t "},
@@ -52,21 +54,42 @@ def test_limits_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -
 
 
 @pytest.mark.parametrize("namespace", ["", "a" * 65, "has space", "slash/ns", "_system", "_private", None, 7])
-def test_bad_namespace(service: MemoryService, namespace: Any) -> None:
-    ctx = CallerContext.for_namespaces("t-valid")
+def test_bad_namespace(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver,
+                       namespace: Any) -> None:
+    service.add_document(ctx, ns, "Existing memory.")
+    before = counts(graph, ns), counts(graph, "_system")
     with pytest.raises(InvalidInput):
         service.add_document(ctx, namespace, "Text.")
     with pytest.raises(InvalidInput):
         service.list_documents(ctx, namespace)
+    assert (counts(graph, ns), counts(graph, "_system")) == before
 
 
 @pytest.mark.parametrize(("page", "limit"), [(0, 10), (-1, 10), (1, 0), (1, 201), (1, 500), ("1", 10),
-                                             (1, True)])
-def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, page: Any, limit: Any) -> None:
+                                             (1, True), (10**17, 10)])
+def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver, page: Any,
+                    limit: Any) -> None:
+    service.add_document(ctx, ns, "Existing memory.")
+    before = counts(graph, ns)
     with pytest.raises(InvalidInput) as raised:
         service.list_documents(ctx, ns, page=page, limit=limit)
     if limit in (0, 201, 500):
         assert "1 to 200" in raised.value.message
+    assert counts(graph, ns) == before
+
+
+@pytest.mark.parametrize("view", [{"as_of": 2**70}, {"as_of": -1}, {"as_of": "yesterday"},
+                                  {"include_forgotten": "yes"}, {"mode": "all"}])
+def test_bad_view(view: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        View(**view)
+
+
+def test_metadata_is_stored_as_sent(service: MemoryService, ctx: CallerContext, ns: str,
+                                    graph: neo4j.Driver) -> None:
+    doc = service.add_document(ctx, ns, "Accents.", metadata={"name": "é" * 4000})
+    stored = query(graph, "MATCH (d:Document {id: $id}) RETURN d.metadata AS m", id=doc.id)[0]["m"]
+    assert len(stored.encode()) <= 8192 and "é" in stored
 
 
 def test_bad_updates_write_nothing(service: MemoryService, ctx: CallerContext, ns: str,

@@ -27,10 +27,11 @@ from neo4j.exceptions import (
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
+    TransientError,
 )
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
-from graphmem.errors import GraphmemError, Unavailable
+from graphmem.errors import Conflict, GraphmemError, Unavailable
 from graphmem.store.dialect import Dialect
 from graphmem.store.queries import Statement, statements
 
@@ -151,6 +152,9 @@ class GraphStore:
             raise _unavailable(exc) from None
         except GraphmemError:
             raise
+        except (RetryTransaction, ConstraintError, TransientError):
+            raise Conflict("too many concurrent changes to the same records",
+                           next_step="retry the request (with the same request_id, if it had one)") from None
         except (Neo4jError, DriverError) as exc:
             # Log the server's words for the operator; the caller gets no query and no internals.
             log.error("transaction failed: %s", exc)

@@ -22,20 +22,15 @@ until ``graphmem engine stop``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import importlib.metadata
 import importlib.util
 import json
 import os
 import secrets
-import signal
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -46,10 +41,10 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from graphmem.config import Settings
 from graphmem.errors import EngineError
+from graphmem.store.processes import die_with_parent, free_port, gone, port_is_free, spawner
 
 PACKAGE = "arcadedb-embedded"
 MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -85,54 +80,6 @@ def _package_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGTERM it when the parent (thread) dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-class _Spawner:
-    """Forks owned engines from one thread that lives as long as the process.
-
-    The kernel sends the parent-death signal when the *thread* that forked the child exits, not the
-    process. Callers may be short-lived worker threads (a web server's thread pool), so forking from
-    them would kill the engine when the pool retires that thread.
-    """
-
-    def __init__(self) -> None:
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    def popen(self, command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-engine")
-
-        def spawn() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(command, **kwargs)
-
-        return self._executor.submit(spawn).result()
-
-
-_spawner = _Spawner()
-
-
 class BundledEngine:
     """Start, attach to, inspect and stop the engine of one data directory."""
 
@@ -151,27 +98,48 @@ class BundledEngine:
 
     # ---- inspection -------------------------------------------------------------------------------
 
-    @property
-    def bolt_uri(self) -> str:
+    def _recorded(self) -> EngineState:
         state = self._read_state()
         if state is None:
             raise EngineError("the bundled engine has never been started in this data directory")
-        return f"bolt://127.0.0.1:{state.bolt_port}"
+        return state
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self._recorded().bolt_port}"
 
     @property
     def http_url(self) -> str:
-        state = self._read_state()
-        if state is None:
-            raise EngineError("the bundled engine has never been started in this data directory")
-        return f"http://127.0.0.1:{state.http_port}"
+        return f"http://127.0.0.1:{self._recorded().http_port}"
 
     def password(self) -> str:
         return self.password_file.read_text(encoding="utf-8").strip()
 
     def status(self) -> EngineStatus:
+        state = self._live_state()
+        running = state is not None and state.pid is not None
+        return EngineStatus(running, self.data_dir, self.password_file, self.log_file,
+                            state or self._read_state())
+
+    def _live_state(self) -> EngineState | None:
+        """The state of this directory's running engine, or None. A state file whose PID is not our
+        engine does not count; an engine running without a (valid) state file is found by its command
+        line and its state written again, so it can still be attached to and stopped."""
         state = self._read_state()
-        running = state is not None and self._is_our_engine(state.pid)
-        return EngineStatus(running, self.data_dir, self.password_file, self.log_file, state)
+        if state is not None and self._is_our_engine(state.pid):
+            return state
+        for process in psutil.process_iter(["pid", "cmdline"]):
+            if self._is_our_engine(process.info["pid"]):
+                args = dict(a.split("=", 1) for a in process.info["cmdline"] if a.startswith("-D") and "=" in a)
+                found = EngineState(
+                    pid=process.info["pid"],
+                    http_port=int(args["-Darcadedb.server.httpIncomingPort"]),
+                    bolt_port=int(args["-Darcadedb.bolt.port"]),
+                    version=self.version, owner_pid=None, started_at=process.create_time(),
+                    database=args["-Darcadedb.server.defaultDatabases"].split("[", 1)[0])
+                self._write_state(found)
+                return found
+        return None
 
     def _read_state(self) -> EngineState | None:
         try:
@@ -219,10 +187,10 @@ class BundledEngine:
         ``owned=False`` starts it detached.
         """
         with self._locked():
-            state = self._read_state()
-            if state is not None and self._is_our_engine(state.pid):
-                return state, False
-            return self._start(state, owned=owned), True
+            live = self._live_state()
+            if live is not None:
+                return live, False
+            return self._start(self._read_state(), owned=owned), True
 
     def _start(self, previous: EngineState | None, *, owned: bool) -> EngineState:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -253,7 +221,7 @@ class BundledEngine:
             options: dict[str, Any] = {"cwd": self.root, "stdin": subprocess.DEVNULL, "stdout": log,
                                        "stderr": subprocess.STDOUT}
             if owned:
-                process = _spawner.popen(command, preexec_fn=_die_with_parent, **options)
+                process = spawner.popen(command, preexec_fn=die_with_parent(os.getpid()), **options)
             else:
                 process = subprocess.Popen(command, start_new_session=True, **options)
         state = EngineState(
@@ -303,12 +271,12 @@ class BundledEngine:
         ):
             if configured is not None:
                 ports.append(configured)
-            elif recorded is not None and recorded not in ports and _port_is_free(recorded):
+            elif recorded is not None and recorded not in ports and port_is_free(recorded):
                 ports.append(recorded)
             else:
-                port = _free_port()
+                port = free_port()
                 while port in ports:
-                    port = _free_port()
+                    port = free_port()
                 ports.append(port)
         return ports[0], ports[1]
 
@@ -340,32 +308,35 @@ class BundledEngine:
             return "(no engine log)"
         return "\n".join(text.splitlines()[-lines:])
 
-    def stop(self) -> bool:
-        """Stop this data directory's engine: SIGTERM, wait, SIGKILL after the bound. True if one ran."""
+    def stop(self, *, only_if_owned: bool = False) -> bool:
+        """Stop this data directory's engine: SIGTERM, wait, SIGKILL after the bound. True if one ran.
+
+        ``only_if_owned``: stop it only if this process started it and it is still that engine (an
+        owner's exit must not stop an engine someone else started after ours died)."""
         with self._locked():
-            state = self._read_state()
-            if state is None:
+            state = self._live_state()
+            if state is None or state.pid is None:
                 return False
-            was_running = self._is_our_engine(state.pid)
-            if was_running and state.pid is not None:
-                self._terminate(state.pid)
+            if only_if_owned and (state.owner_pid != os.getpid() or self._child is None
+                                  or self._child.pid != state.pid):
+                return False
+            self._terminate(state.pid)
             state.pid = None
             state.owner_pid = None
             state.started_at = None
             self._write_state(state)
-            return was_running
+            return True
 
     def _terminate(self, pid: int) -> None:
         try:
             process = psutil.Process(pid)
             process.terminate()
-            try:
-                process.wait(timeout=self.settings.engine_stop_timeout_s)
-            except psutil.TimeoutExpired:
+            if not gone(process, self.settings.engine_stop_timeout_s):
                 process.kill()
-                process.wait(timeout=10)
+                gone(process, 10)
         except psutil.NoSuchProcess:
             pass
         if self._child is not None and self._child.pid == pid:
             self._child.wait(timeout=10)  # reap our own child
             self._child = None
+

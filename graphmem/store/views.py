@@ -19,9 +19,9 @@ class View(BaseModel):
     * ``include_superseded``: old versions too; ``include_forgotten``: forgotten memories too.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    as_of: int | None = Field(None, ge=0, strict=True)
+    as_of: int | None = Field(None, ge=0, le=2**63 - 1)
     include_forgotten: bool = False
     include_superseded: bool = False
 
