@@ -38,12 +38,12 @@ RETURN d.id AS id, d.namespace AS namespace, d.chain_id AS chain_id, d.version A
        d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.is_redacted AS is_redacted,
        l.id AS latest_id, l.version AS latest_version, l.is_latest AS latest_still_latest,
        l.title AS title, l.source AS source, l.metadata AS metadata, l.created_at AS created_at,
-       l.recorded_at AS latest_recorded_at
+       l.recorded_at AS latest_recorded_at, l.content_hash AS latest_content_hash
 
 // name: version_supersede
 MATCH (d:Document {id: $id})
 WHERE d.namespace = $namespace
-SET d.is_latest = false, d.superseded_at = $now
+SET d.is_latest = false, d.superseded_at = $now, d.current_hash_key = null
 WITH d
 MATCH (d)-[:CONTAINS]->(f:Fact)
 SET f.is_latest = false, f.superseded_at = $now
@@ -52,7 +52,7 @@ RETURN count(f) AS facts
 // name: chain_forget_documents
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace AND NOT d.is_forgotten
-SET d.is_forgotten = true, d.forgotten_at = $now
+SET d.is_forgotten = true, d.forgotten_at = $now, d.current_hash_key = null
 RETURN count(d) AS changed
 
 // name: chain_forget_facts
@@ -64,7 +64,8 @@ RETURN count(f) AS changed
 // name: chain_restore_documents
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace AND d.is_forgotten
-SET d.is_forgotten = false, d.restored_at = $now
+SET d.is_forgotten = false, d.restored_at = $now,
+    d.current_hash_key = CASE WHEN d.is_latest THEN d.content_hash ELSE null END
 RETURN count(d) AS changed
 
 // name: chain_restore_facts
@@ -81,7 +82,7 @@ WHERE d.namespace = $namespace AND NOT d.is_redacted
 SET d.forgotten_at = CASE WHEN d.is_forgotten THEN d.forgotten_at ELSE $now END
 SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now,
     d.content = null, d.title = null, d.source = null, d.metadata = null, d.content_hash = null,
-    d.request_hash = null
+    d.current_hash_key = null, d.request_hash = null
 RETURN count(d) AS changed
 
 // name: chain_redact_facts

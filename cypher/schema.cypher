@@ -13,6 +13,13 @@ CREATE CONSTRAINT document_request_key IF NOT EXISTS FOR (n:Document) REQUIRE n.
 // name: constraint_document_version_key
 CREATE CONSTRAINT document_version_key IF NOT EXISTS FOR (n:Document) REQUIRE n.version_key IS UNIQUE
 
+// current_hash_key = the content hash, set only on current versions (latest, not forgotten).
+// name: constraint_document_current_hash_key
+CREATE CONSTRAINT document_current_hash_key IF NOT EXISTS FOR (n:Document) REQUIRE n.current_hash_key IS UNIQUE
+
+// name: constraint_job_id
+CREATE CONSTRAINT job_id IF NOT EXISTS FOR (n:Job) REQUIRE n.id IS UNIQUE
+
 // name: constraint_fact_id
 CREATE CONSTRAINT fact_id IF NOT EXISTS FOR (n:Fact) REQUIRE n.id IS UNIQUE
 
@@ -38,8 +45,11 @@ CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace)
 // name: index_document_chain_id
 CREATE INDEX document_chain_id IF NOT EXISTS FOR (n:Document) ON (n.chain_id)
 
-// name: index_document_content_hash
-CREATE INDEX document_content_hash IF NOT EXISTS FOR (n:Document) ON (n.content_hash)
+// name: index_document_source
+CREATE INDEX document_source IF NOT EXISTS FOR (n:Document) ON (n.source)
+
+// name: index_job_status
+CREATE INDEX job_status IF NOT EXISTS FOR (n:Job) ON (n.status)
 
 // name: index_receipt_request_id
 CREATE INDEX receipt_request_id IF NOT EXISTS FOR (n:Receipt) ON (n.request_id)

@@ -19,6 +19,10 @@ OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: '
 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS FOR (n:Entity) ON n.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}
 
+// Triples: one relationship type, the predicate an indexed property (Browser's caption).
+// name: create_relates_predicate_index
+CREATE INDEX relates_predicate IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.predicate)
+
 // Indexes populate in the background on Neo4j; the bootstrap waits (bounded) before serving.
 // name: await_indexes
 CALL db.awaitIndexes(300)

@@ -34,6 +34,11 @@ class Limits(BaseSettings):
     batch_max: int = Field(1000, ge=1, le=1000)
 
 
+class EmbedderChoice(StrEnum):
+    minilm = "minilm"  # sentence-transformers all-MiniLM-L6-v2 (the reference; default)
+    hashing = "hashing"  # deterministic feature hashing: tests only, chosen explicitly
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore")
 
@@ -63,6 +68,24 @@ class Settings(BaseSettings):
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = Field(8420, ge=1, le=65535)
+
+    # Ingestion and models.
+    embedder: EmbedderChoice = EmbedderChoice.minilm
+    embed_threads: int = Field(1, ge=1, le=64, description="torch threads (query-time encoding)")
+    entity_patterns_file: Path | None = Field(None, description="extra EntityRuler patterns (JSONL)")
+    user_entity_name: str = Field("user", min_length=1, max_length=100)
+    similar_entity_cosine: float = Field(0.85, gt=0, le=1, description="SIMILAR_TO link threshold")
+    ingest_batch_sentences: int = Field(256, ge=8, le=4096, description="sentences per NLP batch")
+
+    # Durable jobs.
+    jobs_enabled: bool = True
+    job_lease_s: float = Field(30.0, gt=0)
+    job_poll_s: float = Field(0.5, gt=0)
+    job_retention_days: float = Field(7.0, gt=0)
+    job_max_attempts: int = Field(3, ge=1, le=10)
+    # Fault injection for the crash tests: the job worker stops dead at this point and waits to be
+    # killed. Never set in production.
+    fault_point: str | None = None
 
     limits: Limits = Field(default_factory=Limits)
 

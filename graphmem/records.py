@@ -10,10 +10,6 @@ import time
 import uuid
 from typing import Any
 
-from graphmem.ingest.split import split_sentences
-
-SPLITTER = "sentence-rule/1"
-
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -35,30 +31,23 @@ def tombstone_key(request_key: str) -> str:
     return f"deleted|{request_key}"
 
 
-def version_records(*, now: int, namespace: str, content: str, chain_id: str | None, version: int,
-                    created_at: int | None, title: str | None, source: str | None, metadata: str | None,
-                    request_key: str | None, request_hash: str | None,
-                    after: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The Document node of one version and its sentence Facts.
+def document_record(*, now: int, namespace: str, content: str, digest: str, chain_id: str | None,
+                    version: int, created_at: int | None, title: str | None, source: str | None,
+                    metadata: str | None, request_key: str | None, request_hash: str | None,
+                    fact_count: int) -> dict[str, Any]:
+    """The Document node of one version, as the map ``documents_create`` writes.
 
-    ``after``: the previous version's ``recorded_at``; a new version is always recorded later, even
-    within the same millisecond, so "as of T" never sees two versions of one memory."""
-    now = max(now, after + 1)
+    ``current_hash_key`` (unique) is the content hash while the version is current (latest, not
+    forgotten): two identical current memories cannot exist in a namespace, even under a race.
+    """
     doc_id = str(uuid.uuid4())
     chain = chain_id or doc_id
-    spans = split_sentences(content)
-    facts = [
-        {"id": str(uuid.uuid4()), "namespace": namespace, "document_id": doc_id, "position": i,
-         "text": span.text, "start": span.start, "end": span.end, "is_latest": True,
-         "is_forgotten": False, "is_inference": False, "recorded_at": now, "extractor": SPLITTER}
-        for i, span in enumerate(spans)
-    ]
     document = {
         "id": doc_id, "namespace": namespace, "chain_id": chain, "version": version,
         "version_key": f"{chain}|{version}", "is_latest": True, "is_forgotten": False,
         "is_redacted": False, "title": title, "source": source, "metadata": metadata,
-        "content": content, "content_hash": content_hash(namespace, content),
-        "request_key": request_key, "request_hash": request_hash, "fact_count": len(facts),
+        "content": content, "content_hash": digest, "current_hash_key": digest,
+        "request_key": request_key, "request_hash": request_hash, "fact_count": fact_count,
         "created_at": created_at if created_at is not None else now, "recorded_at": now,
     }
-    return {k: v for k, v in document.items() if v is not None}, facts
+    return {k: v for k, v in document.items() if v is not None}

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.ingest.pipeline import Pipeline
+from graphmem.nlp.embedder import DIMENSIONS, embedder_name
 from graphmem.service import MemoryService
 from graphmem.store import dialect as dialects
 from graphmem.store.driver import GraphStore
 from graphmem.store.engine import BundledEngine
-from graphmem.store.schema import bootstrap
+from graphmem.store.schema import bootstrap, check_embedder
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ class Runtime:
                     raise ConfigurationError("an external ArcadeDB needs GRAPHMEM_ARCADEDB_HTTP_URL")
                 http = (http_url, (user, password))
             schema_version = bootstrap(store, arcadedb_http=http)
+            check_embedder(store, embedder_name(settings.embedder), DIMENSIONS)
         except BaseException:
             if engine is not None and started and own_engine:
                 engine.stop(only_if_owned=True)
@@ -68,7 +71,9 @@ class Runtime:
         if engine is not None:
             versions["bundled_engine"] = engine.version
         log.info("connected to %s (%s dialect)", info.agent, dialect.name)
-        return cls(settings, store, MemoryService(store, settings.limits), engine,
+        pipeline = Pipeline(settings)
+        versions["embedder"] = embedder_name(settings.embedder)
+        return cls(settings, store, MemoryService(store, settings, pipeline), engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
 
     def health(self) -> tuple[bool, dict[str, object]]:
@@ -78,6 +83,7 @@ class Runtime:
             "schema_version": self.schema_version,
             "versions": self.versions,
             "engine": {"mode": "bundled" if self.engine else "external"},
+            "embedder": {"name": embedder_name(self.settings.embedder), "threads": self.settings.embed_threads},
         }
         engine_report = report["engine"]
         assert isinstance(engine_report, dict)

@@ -22,8 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from graphmem import records
-from graphmem.config import Limits
+from graphmem.config import Settings
 from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
+from graphmem.ingest.pipeline import Pipeline, PreparedDocument
+from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
 from graphmem.model import (
     CallerContext,
     Document,
@@ -38,7 +40,7 @@ from graphmem.model import (
     check_namespace,
     check_request_id,
 )
-from graphmem.records import now_ms, tombstone_key, version_records
+from graphmem.records import content_hash, document_record, now_ms, tombstone_key
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
 from graphmem.store.views import CURRENT, View
 
@@ -49,10 +51,15 @@ _FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain
 
 
 class MemoryService:
-    def __init__(self, store: GraphStore, limits: Limits, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(self, store: GraphStore, settings: Settings, pipeline: Pipeline,
+                 clock: Callable[[], int] = now_ms) -> None:
         self.store = store
-        self.limits = limits
+        self.settings = settings
+        self.limits = settings.limits
+        self.pipeline = pipeline
         self.clock = clock
+        self._write_options = WriteOptions(user_name=settings.user_entity_name,
+                                           similar_cosine=settings.similar_entity_cosine, dialect=store.dialect)
 
     # ---- checks -------------------------------------------------------------------------------------
 
@@ -74,12 +81,6 @@ class MemoryService:
 
     def ping(self) -> None:
         self.store.read(lambda tx: tx.single("ping"))
-
-    @staticmethod
-    def _write_version(tx: Tx, documents: list[dict[str, Any]], facts: list[dict[str, Any]]) -> None:
-        tx.run("documents_create", documents=documents)
-        if facts:
-            tx.run("facts_create", facts=facts)
 
     @staticmethod
     def _fetch(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
@@ -124,37 +125,66 @@ class MemoryService:
         if len(set(request_ids)) != len(request_ids):
             raise InvalidInput("a request_id appears twice in one batch", field="request_id")
         requests = [self._add_request(ns, i) for i in inputs]
+        hashes = [content_hash(ns, i.content) for i in inputs]
+        # The NLP work is skipped for text already current in the namespace (checked again below, in
+        # the transaction, which is what decides).
+        known = self._current_by_hash(ns, hashes)
+        fresh: dict[str, int] = {}
+        for position, digest in enumerate(hashes):
+            if digest not in known:
+                fresh.setdefault(digest, position)
+        prepared = dict(zip(fresh, self.pipeline.prepare([inputs[i].content for i in fresh.values()]),
+                            strict=True))
 
         def write(tx: Tx) -> list[Document]:
+            written.clear()  # a retried transaction starts over
             keys = [key for key, _ in requests if key]
-            existing = {row["request_key"]: row for row in
-                        tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
-            deleted = [key for key in keys if key not in existing]
+            by_request = {row["request_key"]: row for row in
+                          tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
+            deleted = [key for key in keys if key not in by_request]
             if deleted and tx.run("tombstones_for_request_keys", namespace=ns,
                                   request_keys=[tombstone_key(key) for key in deleted]):
                 raise Conflict("a request_id of this batch created a memory that has since been deleted",
                                next_step="send new content with a new request_id")
+            current = {row["hash_key"]: row["id"] for row in
+                       tx.run("documents_by_current_hash", hash_keys=sorted(set(hashes)), namespace=ns)}
             results: list[Document | str] = []
-            documents: list[dict[str, Any]] = []
-            facts: list[dict[str, Any]] = []
-            for data, (request_key, request_hash) in zip(inputs, requests, strict=True):
-                if request_key in existing:
-                    self._same_request(existing[request_key]["request_hash"], request_hash, data.request_id)
-                    results.append(existing[request_key]["id"])
-                    continue
-                document, doc_facts = version_records(now=self.clock(),
-                    namespace=ns, content=data.content, chain_id=None, version=1, created_at=None,
-                    title=data.title, source=data.source,
-                    metadata=json.dumps(data.metadata, sort_keys=True, ensure_ascii=False) if data.metadata else None,
-                    request_key=request_key, request_hash=request_hash)
-                documents.append(document)
-                facts.extend(doc_facts)
-                results.append(Document.model_validate({**document, "latest_id": document["id"]}))
-            if documents:
-                self._write_version(tx, documents, facts)
+            batch: list[tuple[dict[str, Any], PreparedDocument]] = []
+            now = self.clock()
+            for data, (request_key, request_hash), digest in zip(inputs, requests, hashes, strict=True):
+                if request_key in by_request:
+                    self._same_request(by_request[request_key]["request_hash"], request_hash, data.request_id)
+                    results.append(by_request[request_key]["id"])
+                elif digest in current:  # identical to a current memory of the namespace: that one
+                    results.append(current[digest])
+                elif digest not in prepared:  # it was current a moment ago and is no longer: a rare race
+                    raise RetryTransaction
+                else:
+                    document = document_record(
+                        now=now, namespace=ns, content=data.content, digest=digest, chain_id=None, version=1,
+                        created_at=None, title=data.title, source=data.source,
+                        metadata=json.dumps(data.metadata, sort_keys=True, ensure_ascii=False)
+                        if data.metadata else None,
+                        request_key=request_key, request_hash=request_hash,
+                        fact_count=len(prepared[digest].facts))
+                    current[digest] = document["id"]  # the same text twice in one batch: one memory
+                    batch.append((document, prepared[digest]))
+                    results.append(Document.model_validate({**document, "latest_id": document["id"]}))
+            if batch:
+                written.extend(write_documents(tx, ns, batch, now, self._write_options).entity_keys)
             return [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
 
-        return self.store.write(write)
+        written: list[str] = []
+        documents = self.store.write(write)
+        sync_type_labels(self.store, ns, written)
+        return documents
+
+    def _current_by_hash(self, namespace: str, hashes: list[str]) -> dict[str, str]:
+        def read(tx: Tx) -> dict[str, str]:
+            rows = tx.run("documents_by_current_hash", hash_keys=sorted(set(hashes)), namespace=namespace)
+            return {row["hash_key"]: row["id"] for row in rows}
+
+        return self.store.read(read)
 
     @staticmethod
     def _add_request(namespace: str, data: DocumentInput) -> tuple[str | None, str | None]:
@@ -234,45 +264,75 @@ class MemoryService:
         data = UpdateInput.parse(self.limits, content=content, expected_version=expected_version,
                                  request_id=request_id)
         assert isinstance(data, UpdateInput)
+        prepared = self.pipeline.prepare([data.content])[0]
 
         def write(tx: Tx) -> Document:
+            written.clear()  # a retried transaction starts over
             row = self._lock_chain(tx, ctx, doc_id)
             ns = row["namespace"]
             request_key = f"{ns}|{data.request_id}" if data.request_id else None
             request_hash = records.request_hash({"op": "update", "id": doc_id, "content": data.content,
-                                          "expected_version": data.expected_version})
+                                                 "expected_version": data.expected_version})
             if request_key:
                 existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
                 if existing is not None:
                     self._same_request(existing["request_hash"], request_hash, data.request_id)
                     return self._fetch(tx, existing["id"], [ns])
-            if row["is_redacted"]:
-                raise Conflict("this memory was redacted and cannot be updated",
-                               next_step="add a new memory instead")
-            if row["is_forgotten"]:
-                raise Conflict("this memory is forgotten", next_step="restore it, then update it")
-            if not row["is_latest"]:
-                raise Conflict(f"{doc_id} is version {row['version']}, not the latest",
-                               next_step=f"update the latest version {row['latest_id']}",
-                               latest_id=row["latest_id"], latest_version=row["latest_version"])
-            if data.expected_version is not None and data.expected_version != row["latest_version"]:
-                raise Conflict(
-                    f"expected version {data.expected_version}, but the latest is {row['latest_version']}",
-                    next_step="get the latest version, merge your change, and send it with that version",
-                    latest_id=row["latest_id"], latest_version=row["latest_version"])
-            document, facts = version_records(now=self.clock(),
-                namespace=ns, content=data.content, chain_id=row["chain_id"],
+            self._check_updatable(row, doc_id, data.expected_version)
+            digest = content_hash(ns, data.content)
+            if digest == row["latest_content_hash"]:  # the same text again: nothing to version
+                return self._fetch(tx, row["latest_id"], [ns])
+            twin = tx.single("documents_by_current_hash", hash_keys=[digest], namespace=ns)
+            if twin is not None:
+                raise Conflict(f"memory {twin['id']} already holds exactly this content",
+                               next_step="update or forget that memory instead", existing_id=twin["id"])
+            now = max(self.clock(), row["latest_recorded_at"] + 1)  # as-of never sees two versions
+            document = document_record(
+                now=now, namespace=ns, content=data.content, digest=digest, chain_id=row["chain_id"],
                 version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
-                source=row["source"], metadata=row["metadata"],
-                request_key=request_key, request_hash=request_hash if request_key else None,
-                after=row["latest_recorded_at"])
-            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=document["recorded_at"])
-            self._write_version(tx, [document], facts)
+                source=row["source"], metadata=row["metadata"], request_key=request_key,
+                request_hash=request_hash if request_key else None, fact_count=len(prepared.facts))
+            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)
+            written[ns] = write_documents(tx, ns, [(document, prepared)], now, self._write_options).entity_keys
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
             return Document.model_validate({**document, "parent_id": row["latest_id"],
                                             "latest_id": document["id"]})
 
-        return self.store.write(write)
+        written: dict[str, list[str]] = {}  # namespace → entity keys, known once the chain is locked
+        updated = self.store.write(write)
+        for namespace, keys in written.items():
+            sync_type_labels(self.store, namespace, keys)
+        return updated
+
+    @staticmethod
+    def _check_updatable(row: dict[str, Any], doc_id: str, expected_version: int | None) -> None:
+        if row["is_redacted"]:
+            raise Conflict("this memory was redacted and cannot be updated", next_step="add a new memory instead")
+        if row["is_forgotten"]:
+            raise Conflict("this memory is forgotten", next_step="restore it, then update it")
+        if not row["is_latest"]:
+            raise Conflict(f"{doc_id} is version {row['version']}, not the latest",
+                           next_step=f"update the latest version {row['latest_id']}",
+                           latest_id=row["latest_id"], latest_version=row["latest_version"])
+        if expected_version is not None and expected_version != row["latest_version"]:
+            raise Conflict(
+                f"expected version {expected_version}, but the latest is {row['latest_version']}",
+                next_step="get the latest version, merge your change, and send it with that version",
+                latest_id=row["latest_id"], latest_version=row["latest_version"])
+
+    def ingest_document(self, ctx: CallerContext, namespace: str, content: str, title: str | None = None,
+                        source: str | None = None, metadata: dict[str, Any] | None = None,
+                        request_id: str | None = None) -> Document:
+        """Add, or, when ``source`` names the latest version of a current memory of the namespace, update
+        that memory (re-ingesting a changed file makes a new version, not a second memory)."""
+        ns = self._writable(ctx, namespace)
+        if source is not None and isinstance(source, str):
+            latest = self.store.read(lambda tx: tx.single("document_latest_by_source", source=source, namespace=ns))
+            if latest is not None and latest["content_hash"] != content_hash(ns, content if isinstance(content, str)
+                                                                             else ""):
+                return self.update_document(ctx, latest["id"], content, request_id=request_id)
+        return self.add_document(ctx, ns, content, title=title, source=source, metadata=metadata,
+                                 request_id=request_id)
 
     # ---- forgetting ---------------------------------------------------------------------------------
 
@@ -329,8 +389,18 @@ class MemoryService:
             if forget_mode is not ForgetMode.hard:
                 params["now"] = now
             step = _FORGET_STATEMENTS[forget_mode]
+            mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
+                if forget_mode is not ForgetMode.soft else None
+            if mentioned and mentioned["fact_ids"]:
+                # the triples extracted from these facts, and (redact) their mentions, go with the text
+                graph = {"entity_keys": mentioned["entity_keys"], "fact_ids": mentioned["fact_ids"], "namespace": ns}
+                tx.run("triples_delete_by_facts", **graph)
+                if forget_mode is ForgetMode.redact:
+                    tx.run("mentions_delete_by_facts", fact_ids=mentioned["fact_ids"], namespace=ns)
             facts = tx.single(f"{step}_facts", **params)  # facts first: hard delete finds them by chain
             docs = tx.single(f"{step}_documents", **params)
+            if mentioned and mentioned["entity_keys"]:  # entities no fact mentions any more
+                tx.run("entities_delete_orphans", entity_keys=mentioned["entity_keys"], namespace=ns)
             result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,
                                   documents=docs["changed"] if docs else 0,
                                   facts=facts["changed"] if facts else 0)
@@ -360,6 +430,12 @@ class MemoryService:
                 raise Conflict("a redacted memory cannot be restored: its content is gone",
                                next_step="add the content again as a new memory")
             params = {"chain_id": row["chain_id"], "namespace": row["namespace"], "now": self.clock()}
+            if row["is_forgotten"] and row["latest_content_hash"]:
+                twin = tx.single("documents_by_current_hash", hash_keys=[row["latest_content_hash"]],
+                                 namespace=row["namespace"])
+                if twin is not None and twin["id"] != row["latest_id"]:
+                    raise Conflict(f"memory {twin['id']} now holds exactly this content",
+                                   next_step="forget that memory first, or keep it", existing_id=twin["id"])
             tx.run("chain_restore_documents", **params)
             tx.run("chain_restore_facts", **params)
             return self._fetch(tx, row["latest_id"], [row["namespace"]])

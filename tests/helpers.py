@@ -23,7 +23,8 @@ def engine_processes(root: Path) -> list[psutil.Process]:
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings that ignore the developer's environment (never a real Neo4j by accident)."""
-    return Settings(_env_file=None, neo4j_uri=None, data_dir=data_dir, **overrides)  # type: ignore[call-arg]
+    values: dict[str, Any] = {"embedder": "hashing", **overrides}  # the real model where a test asks for it
+    return Settings(_env_file=None, neo4j_uri=None, data_dir=data_dir, **values)  # type: ignore[call-arg]
 
 
 def query(driver: neo4j.Driver, text: str, **params: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ def fail_at(monkeypatch: pytest.MonkeyPatch, statement: str) -> list[str]:
     ran: list[str] = []
     original = Tx.run
 
-    def run(self: Tx, name: str, **params: Any) -> list[dict[str, Any]]:
+    def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
         if name == statement:
             raise InjectedFault(name)
         result = original(self, name, **params)

@@ -73,7 +73,7 @@ class Dialect:
         return "await_indexes" if self.is_neo4j else None
 
 
-NEO4J_SEARCH_INDEX_DDL = tuple(f"create_{index.value}_index" for index in SearchIndex)
+NEO4J_SEARCH_INDEX_DDL = (*(f"create_{index.value}_index" for index in SearchIndex), "create_relates_predicate_index")
 ARCADEDB_SCHEMA_SQL = "schema.arcadedb.sql"
 
 NEO4J = Dialect("neo4j")

@@ -53,12 +53,12 @@ class Tx:
         self._dialect = dialect
         self._named = named
 
-    def run(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
         result = self._tx.run(self._dialect.prepare(statement.text), params)
         return [record.data() for record in result]
 
-    def single(self, name: str, **params: Any) -> dict[str, Any] | None:
+    def single(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
         return rows[0] if rows else None
 

@@ -78,3 +78,25 @@ def bootstrap(store: GraphStore, *, arcadedb_http: tuple[str, tuple[str, str]] |
         version = target
     log.info("schema version %s ready in %.2f s", version, time.perf_counter() - started)
     return version
+
+
+def check_embedder(store: GraphStore, name: str, dimensions: int) -> None:
+    """Record the embedder on first start; refuse to start with another one.
+
+    Vectors of two embedders are not comparable: mixing them would silently break search. Changing the
+    embedder is a deliberate re-embedding, not a side effect of a setting.
+    """
+
+    def record(tx: Tx) -> dict[str, object] | None:
+        row = tx.single("embedder_get")
+        if row is None:
+            tx.run("embedder_set", name=name, dimensions=dimensions, now=int(time.time() * 1000))
+        return row
+
+    stored = store.write(record)
+    if stored is not None and (stored["name"], stored["dimensions"]) != (name, dimensions):
+        raise ConfigurationError(
+            f"this database holds embeddings of {stored['name']} ({stored['dimensions']} dimensions) but "
+            f"graphmem is configured with {name} ({dimensions}); set GRAPHMEM_EMBEDDER back, or re-embed "
+            "the database deliberately"
+        )

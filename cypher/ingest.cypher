@@ -1,0 +1,110 @@
+// Ingestion writes: entities, mentions, triples and similarity links of one batch of documents.
+// Documents and facts are written by documents_create / facts_create (documents.cypher).
+
+// name: documents_by_current_hash
+UNWIND $hash_keys AS hash_key
+MATCH (d:Document {current_hash_key: hash_key})
+WHERE d.namespace = $namespace
+RETURN d.current_hash_key AS hash_key, d.id AS id
+
+// name: document_latest_by_source
+MATCH (d:Document {source: $source})
+WHERE d.namespace = $namespace AND d.is_latest AND NOT d.is_forgotten
+RETURN d.id AS id, d.content_hash AS content_hash
+ORDER BY d.recorded_at DESC, d.id
+LIMIT 1
+
+// name: entities_by_keys
+UNWIND $keys AS key
+MATCH (e:Entity {entity_key: key})
+WHERE e.namespace = $namespace
+RETURN e.entity_key AS key, e.type AS type, e.type_labels AS labels, e.type_counts AS counts
+
+// name: entities_upsert
+UNWIND $entities AS row
+MERGE (e:Entity {entity_key: row.entity_key, namespace: $namespace})
+ON CREATE SET e.id = row.id, e.name = row.name, e.normalized_name = row.normalized_name,
+              e.embedding = row.embedding, e.created_at = $now
+SET e.type = row.type, e.type_labels = row.type_labels, e.type_counts = row.type_counts,
+    e.updated_at = $now
+RETURN count(e) AS upserted
+
+// The type is also a label (Person, Place, ...) for Neo4j Browser's styling, following the vote. It is
+// set after the write commits: the bundled engine rejects a label change on a node created in the same
+// transaction (it re-creates the record and trips the unique index). The label is presentation only;
+// the type property is the truth, and any later write of the entity reconciles a missed relabel.
+// name: entity_labels_sync
+UNWIND $keys AS key
+MATCH (e:Entity {entity_key: key})
+WHERE e.namespace = $namespace AND (e.type_label IS NULL OR e.type_label <> e.type)
+FOREACH (old IN CASE WHEN e.type_label IS NULL THEN [] ELSE [e.type_label] END | REMOVE e:$(old))
+SET e:$(e.type), e.type_label = e.type
+RETURN count(e) AS relabelled
+
+// Candidates for SIMILAR_TO among the namespace's existing entities (over-fetched, then filtered).
+// name: entities_similar
+UNWIND $entities AS row
+CALL db.index.vector.queryNodes($index, $k, row.embedding) YIELD node, score
+WITH row, node, score
+WHERE node.namespace = $namespace AND node.entity_key <> row.entity_key AND score >= $min_score
+RETURN row.entity_key AS key, node.entity_key AS other, score
+ORDER BY key, score DESC, other
+
+// name: similar_links_create
+UNWIND $links AS link
+MATCH (a:Entity {entity_key: link.key})
+WHERE a.namespace = $namespace
+MATCH (b:Entity {entity_key: link.other})
+WHERE b.namespace = $namespace
+MERGE (a)-[r:SIMILAR_TO]->(b)
+ON CREATE SET r.score = link.score, r.namespace = $namespace, r.recorded_at = $now
+RETURN count(r) AS linked
+
+// name: mentions_create
+UNWIND $mentions AS m
+MATCH (f:Fact {id: m.fact_id})
+WHERE f.namespace = $namespace
+MATCH (e:Entity {entity_key: m.entity_key})
+WHERE e.namespace = $namespace
+CREATE (f)-[r:MENTIONS]->(e)
+SET r.starts = m.starts, r.ends = m.ends, r.text = m.text, r.namespace = $namespace
+RETURN count(r) AS created
+
+// name: triples_create
+UNWIND $triples AS t
+MATCH (s:Entity {entity_key: t.subject_key})
+WHERE s.namespace = $namespace
+MATCH (o:Entity {entity_key: t.object_key})
+WHERE o.namespace = $namespace
+CREATE (s)-[r:RELATES]->(o)
+SET r.predicate = t.predicate, r.negated = t.negated, r.fact_id = t.fact_id,
+    r.document_id = t.document_id, r.namespace = $namespace, r.recorded_at = t.recorded_at
+RETURN count(r) AS created
+
+// What a chain's facts mention, before its facts lose their text or are deleted.
+// name: chain_mentions
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)-[:MENTIONS]->(e:Entity)
+WHERE d.namespace = $namespace AND e.namespace = $namespace
+RETURN collect(DISTINCT e.entity_key) AS entity_keys, collect(DISTINCT f.id) AS fact_ids
+
+// Triples always join entities their fact mentions, so they are found from those entities.
+// name: triples_delete_by_facts
+UNWIND $entity_keys AS key
+MATCH (s:Entity {entity_key: key})-[r:RELATES]->(:Entity)
+WHERE s.namespace = $namespace AND r.fact_id IN $fact_ids
+DELETE r
+RETURN count(*) AS deleted
+
+// name: mentions_delete_by_facts
+UNWIND $fact_ids AS fact_id
+MATCH (f:Fact {id: fact_id})-[m:MENTIONS]->(:Entity)
+WHERE f.namespace = $namespace
+DELETE m
+RETURN count(*) AS deleted
+
+// name: entities_delete_orphans
+UNWIND $entity_keys AS key
+MATCH (e:Entity {entity_key: key})
+WHERE e.namespace = $namespace AND NOT EXISTS { MATCH (:Fact)-[:MENTIONS]->(e) }
+DETACH DELETE e
+RETURN count(*) AS deleted

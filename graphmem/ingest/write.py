@@ -1,0 +1,137 @@
+"""Write: one batch of prepared documents into the graph, inside the caller's transaction.
+
+Facts, entities (resolved and typed by vote against what the graph already holds), MENTIONS, RELATES
+triples and SIMILAR_TO candidate links, each kind as one UNWIND statement. Concurrent ingestion of the same
+new entity collides on the ``entity_key`` uniqueness constraint; the transaction is retried by the store
+and the retry finds the winner's node (``entities_upsert`` is a MERGE).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.ingest.extract import EXTRACTOR
+from graphmem.ingest.pipeline import PreparedDocument
+from graphmem.ingest.resolve import display, entity_key, vote
+from graphmem.store.dialect import Dialect, SearchIndex
+from graphmem.store.driver import GraphStore, Tx
+
+SIMILAR_CANDIDATES = 20  # over-fetch: the namespace filter runs after the index's top k
+SIMILAR_LINKS_PER_ENTITY = 3
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    user_name: str
+    similar_cosine: float
+    dialect: Dialect
+
+
+@dataclass
+class WriteCounts:
+    facts: int = 0
+    entities_created: int = 0
+    mentions: int = 0
+    triples: int = 0
+    similar_links: int = 0
+    entity_keys: list[str] = field(default_factory=list)  # to relabel once the transaction committed
+
+
+def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[dict[str, Any]]:
+    return [
+        {"id": str(uuid.uuid4()), "namespace": document["namespace"], "document_id": document["id"],
+         "position": i, "text": fact.text, "start": fact.start, "end": fact.end, "embedding": fact.embedding,
+         "attributes": fact.attributes, "is_latest": True, "is_forgotten": False, "is_inference": False,
+         "recorded_at": document["recorded_at"], "extractor": EXTRACTOR}
+        for i, fact in enumerate(prepared.facts)
+    ]
+
+
+def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
+                    options: WriteOptions) -> WriteCounts:
+    """Documents, facts and everything extracted from them, for one namespace, in the open transaction."""
+    counts = WriteCounts()
+    facts: list[dict[str, Any]] = []
+    mentions: dict[tuple[str, str], dict[str, Any]] = {}
+    triples: list[dict[str, Any]] = []
+    seen_types: dict[str, list[str]] = defaultdict(list)
+    names: dict[str, tuple[str, str]] = {}
+    for document, prepared in batch:
+        records = fact_records(document, prepared)
+        facts.extend(records)
+        for record, fact in zip(records, prepared.facts, strict=True):
+            for mention in fact.mentions:
+                key = entity_key(namespace, mention.entity)
+                name, kind = display(mention.entity, options.user_name)
+                names.setdefault(key, (name, kind))
+                seen_types[key].append(kind)
+                entry = mentions.setdefault((record["id"], key), {
+                    "fact_id": record["id"], "entity_key": key, "starts": [], "ends": [],
+                    "text": document["content"][mention.start:mention.end]})
+                entry["starts"].append(mention.start)
+                entry["ends"].append(mention.end)
+            for triple in fact.triples:
+                triples.append({"subject_key": entity_key(namespace, triple.subject), "predicate": triple.predicate,
+                                "object_key": entity_key(namespace, triple.object), "negated": triple.negated,
+                                "fact_id": record["id"], "document_id": document["id"],
+                                "recorded_at": document["recorded_at"]})
+    tx.run("documents_create", documents=[document for document, _ in batch])
+    if facts:
+        tx.run("facts_create", facts=facts)
+    counts.facts = len(facts)
+    if not names:
+        return counts
+
+    embeddings = batch[0][1].entity_embeddings
+    existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(names), namespace=namespace)}
+    entities = []
+    for key in sorted(names):
+        name, kind = names[key]
+        stored = existing.get(key)
+        labels, tallies, winner = vote(stored["labels"] or [] if stored else [],
+                                       stored["counts"] or [] if stored else [], seen_types[key],
+                                       stored["type"] if stored else None)
+        normalized = key.split("|", 1)[1]
+        entities.append({"entity_key": key, "id": str(uuid.uuid4()), "name": name,
+                         "normalized_name": normalized, "type": winner, "type_labels": labels,
+                         "type_counts": tallies, "embedding": embeddings.get(normalized)})
+    new = [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
+    links = _similar(tx, namespace, new, options) if new else []
+    tx.run("entities_upsert", entities=entities, namespace=namespace, now=now)
+    counts.entity_keys = sorted(names)
+    counts.entities_created = len(entities) - len(existing)
+    if links:
+        tx.run("similar_links_create", links=links, namespace=namespace, now=now)
+        counts.similar_links = len(links)
+    tx.run("mentions_create", mentions=list(mentions.values()), namespace=namespace)
+    counts.mentions = len(mentions)
+    if triples:
+        tx.run("triples_create", triples=triples, namespace=namespace)
+        counts.triples = len(triples)
+    return counts
+
+
+def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOptions) -> list[dict[str, Any]]:
+    """SIMILAR_TO candidates for new entities: existing entities whose name embedding is close. Never a
+    merge, only a link for review."""
+    min_score = (1 + options.similar_cosine) / 2  # the vector procedure scores (1 + cos) / 2 on both servers
+    rows = tx.run("entities_similar", entities=[{"entity_key": e["entity_key"], "embedding": e["embedding"]}
+                                                for e in new],
+                  index=options.dialect.index_name(SearchIndex.entity_embedding), k=SIMILAR_CANDIDATES,
+                  namespace=namespace, min_score=min_score)
+    per_key: dict[str, int] = defaultdict(int)
+    links = []
+    for row in rows:
+        if per_key[row["key"]] < SIMILAR_LINKS_PER_ENTITY:
+            per_key[row["key"]] += 1
+            links.append({"key": row["key"], "other": row["other"], "score": float(row["score"])})
+    return links
+
+
+def sync_type_labels(store: GraphStore, namespace: str, keys: list[str]) -> None:
+    """Give entities their type as a label, in a transaction of its own (see ``entity_labels_sync``)."""
+    if keys:
+        store.write(lambda tx: tx.run("entity_labels_sync", keys=keys, namespace=namespace))

