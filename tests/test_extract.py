@@ -1,0 +1,146 @@
+"""Extraction with the real spaCy model: entities, attributes and the triple rules, each on sentences with
+their exact expected triples. Also spans, normalisation and type votes. No database needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.ingest.extract import SentenceExtraction, extract
+from graphmem.ingest.pipeline import Pipeline
+from graphmem.ingest.resolve import entity_key, normalize_name, vote
+from graphmem.ingest.split import split_sentences
+from graphmem.nlp.language import get_language
+from helpers import make_settings
+
+Row = tuple[str, str, str, bool]
+
+
+def run(sentence: str) -> SentenceExtraction:
+    return extract(get_language()(sentence), 0)
+
+
+def triples(sentence: str) -> set[Row]:
+    return {(t.subject.name, t.predicate, t.object.name, t.negated) for t in run(sentence).triples}
+
+
+RULES: dict[str, list[tuple[str, set[Row]]]] = {
+    "subject_verb_object": [
+        ("Alice Johnson works at Microsoft.", {("Alice Johnson", "work at", "Microsoft", False)}),
+        ("John bought a MacBook Pro.", {("John", "buy", "MacBook Pro", False)}),
+        ("Bob moved to Berlin.", {("Bob", "move to", "Berlin", False)}),
+    ],
+    "negation": [
+        ("Sarah did not join Google.", {("Sarah", "join", "Google", True)}),
+        ("Peter does not use Windows.", {("Peter", "use", "Windows", True)}),
+    ],
+    "passive": [
+        ("The paper was written by Alice Johnson.", {("Alice Johnson", "write", "paper", False)}),
+        ("The startup was acquired by Microsoft.", {("Microsoft", "acquire", "startup", False)}),
+    ],
+    "relative_clause": [
+        ("Alice Johnson, who works at Microsoft, lives in Seattle.",
+         {("Alice Johnson", "work at", "Microsoft", False), ("Alice Johnson", "live in", "Seattle", False)}),
+        ("Google hired Tom, who studied at Stanford.",
+         {("Google", "hire", "Tom", False), ("Tom", "study at", "Stanford", False)}),
+    ],
+    "conjunction": [
+        ("Tom and Jerry founded Acme Corp.",
+         {("Tom", "found", "Acme Corp.", False), ("Jerry", "found", "Acme Corp.", False)}),
+        ("I work with Neo4j and PostgreSQL.",
+         {("I", "work with", "Neo4j", False), ("I", "work with", "PostgreSQL", False)}),
+    ],
+    "apposition": [
+        ("Paris, the capital of France, hosted the Olympics.",
+         {("Paris", "host", "Olympics", False), ("Paris", "be", "capital", False)}),
+        ("Emma, a designer at Spotify, lives in Stockholm.",
+         {("Emma", "live in", "Stockholm", False), ("Emma", "be", "designer", False)}),
+    ],
+    "first_person": [
+        ("I live in Amsterdam.", {("I", "live in", "Amsterdam", False)}),
+        ("My favorite database is PostgreSQL.", {("My", "favorite database", "PostgreSQL", False)}),
+        ("I don't drink coffee.", {("I", "drink", "coffee", True)}),
+    ],
+}
+
+
+@pytest.mark.parametrize(("sentence", "expected"),
+                         [case for cases in RULES.values() for case in cases],
+                         ids=[f"{rule}-{i}" for rule, cases in RULES.items() for i in range(len(cases))])
+def test_triple_rules(sentence: str, expected: set[Row]) -> None:
+    assert triples(sentence) == expected
+
+
+def test_negation_is_a_flag_not_part_of_the_predicate() -> None:
+    (triple,) = run("Peter does not use Windows.").triples
+    assert triple.predicate == "use" and triple.negated
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("Alice Johnson works at Microsoft in Seattle.",
+     {("Alice Johnson", "Person"), ("Microsoft", "Organization"), ("Seattle", "Place")}),
+    ("Tom and Jerry founded Acme Corp.", {("Tom", "Person"), ("Jerry", "Person"), ("Acme Corp.", "Organization")}),
+    ("I moved from PostgreSQL to Neo4j and use VS Code on my iPhone 15 Pro.",
+     {("PostgreSQL", "Technology"), ("Neo4j", "Technology"), ("VS Code", "Technology"),
+      ("iPhone 15 Pro", "Product"), ("I", "User"), ("my", "User")}),
+    ("John bought a MacBook Pro and flew to Tokyo.", {("John", "Person"), ("MacBook Pro", "Product"),
+                                                       ("Tokyo", "Place")}),
+])
+def test_entities_people_orgs_places_products(sentence: str, expected: set[tuple[str, str]]) -> None:
+    found = {(m.entity.name, m.entity.type) for m in run(sentence).mentions}
+    assert expected <= found
+
+
+def test_dates_and_numbers_are_attributes_not_entities() -> None:
+    found = run("Bob paid $300 for 2 tickets on Friday.")
+    assert {a.split(":")[0] for a in found.attributes} == {"MONEY", "CARDINAL", "DATE"}
+    assert "DATE: Friday" in found.attributes
+    assert all(m.entity.name not in ("$300", "300", "2", "Friday") for m in found.mentions)
+
+
+def test_spans_point_into_the_content_with_emoji_and_accents() -> None:
+    content = ("Zoë moved to Málaga 🌞 last spring. Ça va? José works at Nestlé 🍫 in Zürich!\n"
+               "Naïve café owners love Python 🐍. I use Neo4j.")
+    documents = Pipeline(make_settings(Path("/nonexistent"))).prepare([content])
+    facts = documents[0].facts
+    assert len(facts) == 5
+    for fact in facts:
+        assert content[fact.start:fact.end] == fact.text
+        for mention in fact.mentions:
+            assert fact.start <= mention.start < mention.end <= fact.end
+            assert content[mention.start:mention.end] in fact.text
+    names = {content[m.start:m.end] for f in facts for m in f.mentions}
+    assert {"José", "Zürich", "Python", "Neo4j", "I"} <= names
+
+
+def test_split_spans_are_exact() -> None:
+    content = "  Première phrase.  Second one! 👋🏽 Third?\n\nLast line without a stop"
+    spans = split_sentences(content)
+    assert [s.text for s in spans] == ["Première phrase.", "Second one!", "👋🏽 Third?", "Last line without a stop"]
+    assert all(content[s.start:s.end] == s.text for s in spans)
+
+
+@pytest.mark.parametrize(("variants", "key"), [
+    (["Acme Corp", "The Acme Corp.", "acme corp", "ACME  CORP", "Acme Corp's"], "acme corp"),
+    (["Zoë", "ZOË", "Zo\u00eb\u2019s"], "zoë"),
+    (["C++", "c++"], "c++"),
+])
+def test_normalisation_merges_variants(variants: list[str], key: str) -> None:
+    assert {normalize_name(v) for v in variants} == {key}
+    assert normalize_name("C") != normalize_name("C++")
+
+
+def test_entity_keys_are_namespaced() -> None:
+    from graphmem.ingest.extract import EntityRef
+
+    assert entity_key("a", EntityRef("Acme", "Organization")) != entity_key("b", EntityRef("Acme", "Organization"))
+    assert entity_key("a", EntityRef("I", "User")) == entity_key("a", EntityRef("my", "User")) == "a|@user"
+
+
+def test_type_is_the_label_seen_most_often() -> None:
+    labels, counts, winner = vote([], [], ["Organization", "Person", "Person"], None)
+    assert (labels, counts, winner) == (["Organization", "Person"], [1, 2], "Person")
+    labels, counts, winner = vote(labels, counts, ["Organization"], winner)  # a tie keeps the current type
+    assert (counts, winner) == ([2, 2], "Person")
+    assert vote(labels, counts, ["Organization"], winner)[2] == "Organization"

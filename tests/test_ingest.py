@@ -1,0 +1,194 @@
+"""Ingestion into the real bundled engine (real spaCy, the hashing embedder): exactly the expected graph,
+exactly once, resolution, and clean removal."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import neo4j
+import pytest
+
+from graphmem.errors import Conflict
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.service import MemoryService
+from helpers import counts, query
+
+TEXT = "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle. I use Neo4j."
+
+
+def label_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
+    rows = query(graph, "MATCH (n) WHERE n.namespace = $ns UNWIND labels(n) AS label "
+                        "RETURN label, count(*) AS c ORDER BY label", ns=ns)
+    return {r["label"]: r["c"] for r in rows}
+
+
+def edge_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
+    rows = query(graph, "MATCH (a)-[r]->(b) WHERE a.namespace = $ns AND b.namespace = $ns "
+                        "RETURN type(r) AS t, count(*) AS c ORDER BY t", ns=ns)
+    return {r["t"]: r["c"] for r in rows}
+
+
+def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService, ctx: CallerContext,
+                                                         ns: str, graph: neo4j.Driver) -> None:
+    doc = service.add_document(ctx, ns, TEXT)
+    assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Entity": 5, "Person": 2, "Organization": 1,
+                                       "Place": 1, "Technology": 1}
+    assert edge_counts(graph, ns) == {"CONTAINS": 3, "MENTIONS": 6, "RELATES": 3}
+    rows = query(graph, "MATCH (s:Entity)-[r:RELATES]->(o:Entity) WHERE r.namespace = $ns "
+                        "RETURN s.name AS s, r.predicate AS p, o.name AS o, r.negated AS n, r.document_id AS d, "
+                        "r.fact_id IS NOT NULL AS has_fact ORDER BY p", ns=ns)
+    assert [(r["s"], r["p"], r["o"], r["n"]) for r in rows] == [
+        ("Alice Johnson", "live in", "Seattle", False), ("user", "use", "Neo4j", False),
+        ("Alice Johnson", "work at", "Microsoft", False)]
+    assert all(r["d"] == doc.id and r["has_fact"] for r in rows)
+    entities = query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS k, e.type AS t, "
+                            "size(e.embedding) AS dims, e.entity_key AS key ORDER BY k", ns=ns)
+    assert [(e["k"], e["t"]) for e in entities] == [("@user", "Person"), ("alice johnson", "Person"),
+                                                    ("microsoft", "Organization"), ("neo4j", "Technology"),
+                                                    ("seattle", "Place")]
+    assert all(e["dims"] == 384 and e["key"] == f"{ns}|{e['k']}" for e in entities)
+    facts = query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns RETURN f.text AS t, f.start AS s, f.end AS e, "
+                         "size(f.embedding) AS dims, f.extractor AS x, f.confidence AS c ORDER BY s", ns=ns)
+    assert all(TEXT[f["s"]:f["e"]] == f["t"] and f["dims"] == 384 and "spacy" in f["x"] and f["c"] is None
+               for f in facts)
+    mentions = query(graph, "MATCH (f:Fact)-[m:MENTIONS]->(e:Entity) WHERE f.namespace = $ns "
+                            "RETURN m.text AS text, m.starts AS s, m.ends AS e", ns=ns)
+    assert all(TEXT[m["s"][0]:m["e"][0]] == m["text"] for m in mentions)
+
+
+def test_reingestion_changes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
+                                     graph: neo4j.Driver) -> None:
+    first = service.add_document(ctx, ns, TEXT)
+    before = counts(graph, ns)
+    again = service.add_document(ctx, ns, TEXT.replace(" ", "  ") + "\n", request_id="reingest-01")
+    assert again.id == first.id and counts(graph, ns) == before
+    again = service.ingest_document(ctx, ns, TEXT)
+    assert again.id == first.id and counts(graph, ns) == before
+    batch = service.add_documents(ctx, ns, [{"content": TEXT}, {"content": TEXT}])
+    assert {d.id for d in batch} == {first.id} and counts(graph, ns) == before
+
+
+def test_old_or_forgotten_matches_make_a_new_document(service: MemoryService, ctx: CallerContext,
+                                                      ns: str) -> None:
+    v1 = service.add_document(ctx, ns, "Bob moved to Berlin.")
+    service.update_document(ctx, v1.id, "Bob moved to Munich.")
+    fresh = service.add_document(ctx, ns, "Bob moved to Berlin.")  # only an old version holds it
+    assert fresh.id != v1.id and fresh.version == 1
+    service.forget(ctx, fresh.id, "soft")
+    third = service.add_document(ctx, ns, "Bob moved to Berlin.")  # only a forgotten memory holds it
+    assert third.id not in (v1.id, fresh.id)
+    with pytest.raises(Conflict):  # restoring would make two identical current memories
+        service.restore(ctx, fresh.id)
+
+
+def test_concurrent_identical_ingestions_make_one_document(service: MemoryService, ctx: CallerContext,
+                                                           ns: str, graph: neo4j.Driver) -> None:
+    barrier = threading.Barrier(4)
+
+    def add(i: int) -> str:
+        barrier.wait()
+        return service.add_document(ctx, ns, TEXT, request_id=f"concurrent-{i:04d}").id
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ids = set(pool.map(add, range(4)))
+    assert len(ids) == 1
+    assert label_counts(graph, ns)["Document"] == 1 and label_counts(graph, ns)["Entity"] == 5
+
+
+def test_concurrent_ingestion_of_the_same_new_entity(service: MemoryService, ctx: CallerContext, ns: str,
+                                                     graph: neo4j.Driver) -> None:
+    barrier = threading.Barrier(4)
+
+    def add(i: int) -> str:
+        barrier.wait()
+        return service.add_document(ctx, ns, f"Zanzibar Labs hired person number {i}.").id
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert len(set(pool.map(add, range(4)))) == 4
+    rows = query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity {entity_key: $k}) RETURN count(f) AS c",
+                 k=f"{ns}|zanzibar labs")
+    assert rows == [{"c": 4}]
+
+
+def test_resolution_merges_variants_and_keeps_namespaces_apart(service: MemoryService, ns: str,
+                                                                 graph: neo4j.Driver) -> None:
+    other = f"{ns}-b"
+    ctx = CallerContext.for_namespaces(ns, other)
+    service.add_document(ctx, ns, "Acme Corp hired Bob.")
+    service.add_document(ctx, ns, "The Acme Corp. fired Carol.")
+    service.add_document(ctx, ns, "Bob praised Acme Corp's culture.")
+    service.add_document(ctx, other, "Acme Corp hired Bob.")
+    rows = query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity {normalized_name: 'acme corp'}) "
+                        "RETURN e.namespace AS ns, e.id AS id, count(f) AS mentions ORDER BY ns", )
+    assert [(r["ns"], r["mentions"]) for r in rows if r["ns"] in (ns, other)] == [(ns, 3), (other, 1)]
+    ids = {r["id"] for r in rows if r["ns"] in (ns, other)}
+    assert len(ids) == 2
+    crossing = query(graph, "MATCH (a)-[r]->(b) WHERE a.namespace <> b.namespace RETURN count(r) AS c")
+    assert crossing == [{"c": 0}]
+
+
+def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph: neo4j.Driver) -> None:
+    # the hashing embedder scores "Acme Corp" / "Acme Corporation" at 1/3: lower the threshold for it
+    settings = runtime.settings.model_copy(update={"similar_entity_cosine": 0.3})
+    service = MemoryService(runtime.store, settings, runtime.service.pipeline)
+    ctx = CallerContext.for_namespaces(ns)
+    service.add_document(ctx, ns, "Acme Corp hired Bob.")
+    service.add_document(ctx, ns, "Acme Corporation fired Carol.")
+    rows = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = $ns "
+                        "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s", ns=ns)
+    assert [(r["a"], r["b"]) for r in rows] == [("acme corporation", "acme corp")]
+    assert 0.6 < rows[0]["s"] < 1.0
+    names = query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns AND e.normalized_name STARTS WITH 'acme' "
+                         "RETURN count(e) AS c", ns=ns)
+    assert names == [{"c": 2}]
+
+
+def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,
+                                                                  ns: str, graph: neo4j.Driver) -> None:
+    service.add_document(ctx, ns, "Jordan lives in Oslo.")  # spaCy: Jordan is a place here
+    before = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l", k=f"{ns}|jordan")
+    service.add_document(ctx, ns, "Jordan Smith met Jordan.")
+    service.add_document(ctx, ns, "Jordan works at Microsoft. Jordan wrote the report.")
+    after = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l, "
+                         "e.type_labels AS tl, e.type_counts AS tc", k=f"{ns}|jordan")
+    assert len(after) == 1
+    tally = dict(zip(after[0]["tl"], after[0]["tc"], strict=True))
+    assert after[0]["t"] == max(tally, key=lambda t: (tally[t], t == before[0]["t"]))
+    assert sorted(after[0]["l"]) == sorted(["Entity", after[0]["t"]])
+
+
+def test_update_versions_keep_their_own_extractions(service: MemoryService, ctx: CallerContext, ns: str,
+                                                    graph: neo4j.Driver) -> None:
+    v1 = service.add_document(ctx, ns, "Bob moved to Berlin.")
+    v2 = service.update_document(ctx, v1.id, "Bob moved to Munich.")
+    rows = query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact)-[:MENTIONS]->(e:Entity) WHERE d.namespace = $ns "
+                        "RETURN d.id AS d, collect(e.name) AS names", ns=ns)
+    by_doc = {r["d"]: sorted(r["names"]) for r in rows}
+    assert by_doc == {v1.id: ["Berlin", "Bob"], v2.id: ["Bob", "Munich"]}
+    source = service.ingest_document(ctx, ns, "Carol joined Google.", source="notes/carol.md")
+    changed = service.ingest_document(ctx, ns, "Carol joined Spotify.", source="notes/carol.md")
+    assert changed.chain_id == source.id and changed.version == 2  # a changed file is a new version
+
+
+def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: MemoryService, ctx: CallerContext,
+                                                                      ns: str, graph: neo4j.Driver) -> None:
+    keep = service.add_document(ctx, ns, "Bob works at Microsoft.")
+    gone = service.add_document(ctx, ns, "Bob moved to Berlin. Carol likes Neo4j.")
+    service.forget(ctx, gone.id, "hard")
+    names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
+                                   ns=ns)}
+    assert names == {"bob", "microsoft"}  # Berlin, Carol, Neo4j had no other mention
+    assert edge_counts(graph, ns) == {"CONTAINS": 1, "MENTIONS": 2, "RELATES": 1}
+
+    hidden = service.add_document(ctx, ns, "Bob visited Lisbon.")
+    service.forget(ctx, hidden.id, "redact")
+    facts = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.text AS t, f.embedding AS e",
+                  id=hidden.id)
+    assert facts == [{"t": None, "e": None}]
+    names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
+                                   ns=ns)}
+    assert names == {"bob", "microsoft"}
+    assert edge_counts(graph, ns) == {"CONTAINS": 2, "MENTIONS": 2, "RELATES": 1}
+    assert service.get_document(ctx, keep.id).content == "Bob works at Microsoft."
