@@ -29,9 +29,14 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             return
         opened = await run_in_threadpool(Runtime.open, settings or Settings())
         app.state.runtime = opened
+        jobs = opened.job_worker() if opened.settings.jobs_enabled else None
+        if jobs is not None:
+            jobs.start()
         try:
             yield
         finally:
+            if jobs is not None:
+                await run_in_threadpool(jobs.stop)
             await run_in_threadpool(opened.close)
 
     app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan)

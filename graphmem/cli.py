@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -55,6 +56,33 @@ def serve(
         uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level)
     except GraphmemError as exc:
         _fail(exc)
+
+
+@app.command()
+def worker(
+    data_dir: DataDir = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+) -> None:
+    """Apply queued ingestion jobs until interrupted (``serve`` runs one of these too)."""
+    from graphmem.runtime import Runtime
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        runtime = Runtime.open(_settings(data_dir))
+    except GraphmemError as exc:
+        _fail(exc)
+        return
+    jobs = runtime.job_worker()
+    typer.echo(f"worker {jobs.worker_id} ready", err=True)
+    try:
+        jobs.start()
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        jobs.stop()
+        runtime.close()
 
 
 @engine_app.command("start")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.ingest.jobs import JobWorker
 from graphmem.ingest.pipeline import Pipeline
 from graphmem.nlp.embedder import DIMENSIONS, embedder_name
 from graphmem.service import MemoryService
@@ -75,6 +76,12 @@ class Runtime:
         versions["embedder"] = embedder_name(settings.embedder)
         return cls(settings, store, MemoryService(store, settings, pipeline), engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
+
+    def job_worker(self) -> JobWorker:
+        """A worker for this runtime's queued jobs (not started)."""
+        service = self.service
+        return JobWorker(self.store, self.settings,
+                         lambda ctx, ns, items, also: service.add_documents(ctx, ns, items, also=also))
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """(healthy, report). The report never carries a secret: no URI credentials, no password."""

@@ -24,6 +24,7 @@ from typing import Any
 from graphmem import records
 from graphmem.config import Settings
 from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
+from graphmem.ingest.jobs import MAX_JOB_CHARS, JobInfo, get_job, job_record
 from graphmem.ingest.pipeline import Pipeline, PreparedDocument
 from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
 from graphmem.model import (
@@ -100,27 +101,17 @@ class MemoryService:
                 "request_id": request_id}
         return self.add_documents(ctx, namespace, [item])[0]
 
-    def add_documents(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]]) -> list[Document]:
-        """Store up to ``limits.batch_max`` new memories in one transaction (two UNWIND statements).
+    def add_documents(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]],
+                      also: Callable[[Tx, list[Document]], None] | None = None) -> list[Document]:
+        """Store up to ``limits.batch_max`` new memories in one transaction (UNWIND statements).
 
         Each item has ``content`` and optional ``title``, ``source``, ``metadata``, ``request_id``. An item
         whose request_id was already used with the same request returns the original memory; with a
-        different request the whole batch is a conflict and nothing is written.
+        different request the whole batch is a conflict and nothing is written. ``also`` runs inside the
+        same transaction, after the writes (a job's done mark).
         """
         ns = self._writable(ctx, namespace)
-        if not isinstance(items, list) or not 1 <= len(items) <= self.limits.batch_max:
-            raise InvalidInput(f"a batch holds 1 to {self.limits.batch_max} documents", field="items")
-        inputs: list[DocumentInput] = []
-        for position, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise InvalidInput(f"items[{position}] must be a map", field="items")
-            try:
-                parsed = DocumentInput.parse(self.limits, **item)
-            except InvalidInput as exc:
-                raise InvalidInput(f"items[{position}]: {exc.message}" if len(items) > 1 else exc.message,
-                                   **exc.details) from None
-            assert isinstance(parsed, DocumentInput)
-            inputs.append(parsed)
+        inputs = self._parse_items(items)
         request_ids = [i.request_id for i in inputs if i.request_id]
         if len(set(request_ids)) != len(request_ids):
             raise InvalidInput("a request_id appears twice in one batch", field="request_id")
@@ -172,12 +163,49 @@ class MemoryService:
                     results.append(Document.model_validate({**document, "latest_id": document["id"]}))
             if batch:
                 written.extend(write_documents(tx, ns, batch, now, self._write_options).entity_keys)
-            return [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
+            documents = [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
+            if also is not None:
+                also(tx, documents)
+            return documents
 
         written: list[str] = []
         documents = self.store.write(write)
         sync_type_labels(self.store, ns, written)
         return documents
+
+    def _parse_items(self, items: object) -> list[DocumentInput]:
+        if not isinstance(items, list) or not 1 <= len(items) <= self.limits.batch_max:
+            raise InvalidInput(f"a batch holds 1 to {self.limits.batch_max} documents", field="items")
+        inputs: list[DocumentInput] = []
+        for position, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InvalidInput(f"items[{position}] must be a map", field="items")
+            try:
+                parsed = DocumentInput.parse(self.limits, **item)
+            except InvalidInput as exc:
+                raise InvalidInput(f"items[{position}]: {exc.message}" if len(items) > 1 else exc.message,
+                                   **exc.details) from None
+            assert isinstance(parsed, DocumentInput)
+            inputs.append(parsed)
+        return inputs
+
+    # ---- asynchronous ingestion ---------------------------------------------------------------------
+
+    def submit_documents(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]]) -> JobInfo:
+        """Queue documents for ingestion and return the job at once; a worker applies it exactly once."""
+        ns = self._writable(ctx, namespace)
+        inputs = self._parse_items(items)
+        size = sum(len(i.content) for i in inputs)
+        if size > MAX_JOB_CHARS:
+            raise InvalidInput(f"a job holds at most {MAX_JOB_CHARS} characters of content; this one has {size}",
+                               field="items")
+        record = job_record(ns, [i.model_dump(exclude_none=True) for i in inputs], self.clock())
+        self.store.write(lambda tx: tx.run("job_create", job=record))
+        return get_job(self.store, ctx, record["id"])
+
+    def job_status(self, ctx: CallerContext, job_id: str) -> JobInfo:
+        """A job of a namespace the caller can read; any other id is not found."""
+        return get_job(self.store, ctx, check_id(job_id))
 
     def _current_by_hash(self, namespace: str, hashes: list[str]) -> dict[str, str]:
         def read(tx: Tx) -> dict[str, str]:

@@ -1,0 +1,130 @@
+"""Durable ingestion jobs on the real engine: exactly once, in order, retried, namespace-checked, and a
+worker process killed between claim and commit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from graphmem.errors import NotFound
+from graphmem.ingest.jobs import JobStatus, JobWorker
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.service import MemoryService
+from helpers import counts, query
+
+
+def drain(worker: JobWorker, limit: int = 20) -> int:
+    done = 0
+    while done < limit and worker.run_once():
+        done += 1
+    return done
+
+
+@pytest.fixture
+def worker(runtime: Runtime) -> JobWorker:
+    return runtime.job_worker()
+
+
+def test_job_applies_once_and_reports(service: MemoryService, ctx: CallerContext, ns: str, worker: JobWorker,
+                                      graph: neo4j.Driver) -> None:
+    job = service.submit_documents(ctx, ns, [{"content": "Alice Johnson works at Microsoft.", "title": "a"},
+                                             {"content": "Bob moved to Berlin."}])
+    assert job.status is JobStatus.queued and job.items == 2 and job.attempts == 0
+    assert counts(graph, ns) == (0, 0)  # nothing written before a worker applies it
+    drain(worker)
+    done = service.job_status(ctx, job.id)
+    assert done.status is JobStatus.done and done.attempts == 1 and done.finished_at
+    assert done.document_ids is not None and len(done.document_ids) == 2
+    assert service.get_document(ctx, done.document_ids[0]).title == "a"
+    before = counts(graph, ns)
+    again = service.submit_documents(ctx, ns, [{"content": "Alice Johnson works at Microsoft."}])
+    drain(worker)
+    assert service.job_status(ctx, again.id).document_ids == done.document_ids[:1]
+    assert counts(graph, ns) == before  # re-ingestion through the job path changes nothing
+
+
+def test_job_status_is_namespace_checked(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    job = service.submit_documents(ctx, ns, [{"content": "Private."}])
+    with pytest.raises(NotFound):
+        service.job_status(CallerContext.for_namespaces(f"{ns}-other"), job.id)
+    with pytest.raises(NotFound):
+        service.job_status(ctx, "00000000-0000-4000-8000-000000000000")
+
+
+def test_jobs_of_a_namespace_apply_in_order_and_failures_do_not_block(
+        service: MemoryService, ctx: CallerContext, ns: str, worker: JobWorker) -> None:
+    gone = service.add_document(ctx, ns, "Deleted before its retry.", request_id="job-tomb-01")
+    service.forget(ctx, gone.id, "hard")
+    first = service.submit_documents(ctx, ns, [{"content": "First memory."}])
+    failing = service.submit_documents(ctx, ns, [{"content": "Deleted before its retry.",
+                                                  "request_id": "job-tomb-01"}])  # a conflict every time
+    last = service.submit_documents(ctx, ns, [{"content": "Last memory."}])
+    drain(worker)
+    statuses = [service.job_status(ctx, j.id) for j in (first, failing, last)]
+    assert [s.status for s in statuses] == [JobStatus.done, JobStatus.failed, JobStatus.done]
+    assert statuses[1].attempts == 3 and statuses[1].error and "deleted" in statuses[1].error
+    assert statuses[0].finished_at is not None and statuses[2].finished_at is not None
+    assert statuses[0].finished_at <= statuses[1].finished_at <= statuses[2].finished_at  # type: ignore[operator]
+
+
+def test_finished_jobs_are_purged_after_retention(service: MemoryService, ctx: CallerContext, ns: str,
+                                                  runtime: Runtime) -> None:
+    job = service.submit_documents(ctx, ns, [{"content": "Old news."}])
+    drain(runtime.job_worker())
+    eight_days = 8 * 86_400_000
+    later = JobWorker(runtime.store, runtime.settings, lambda *a: None,
+                      clock=lambda: time.time_ns() // 1_000_000 + eight_days)
+    assert later.purge() >= 1
+    with pytest.raises(NotFound):
+        service.job_status(ctx, job.id)
+
+
+def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: MemoryService, ctx: CallerContext,
+                                                ns: str, graph: neo4j.Driver, tmp_path: Path) -> None:
+    """A worker process attached by URI stops at a fixed point inside the job's transaction and is
+    SIGKILLed; another worker takes over after the lease: one document, job done."""
+    assert runtime.engine is not None
+    job = service.submit_documents(ctx, ns, [{"content": "Crash-proof memory. Written exactly once."}])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update({
+        "GRAPHMEM_NEO4J_URI": runtime.engine.bolt_uri, "GRAPHMEM_NEO4J_USER": "root",
+        "GRAPHMEM_NEO4J_PASSWORD": runtime.engine.password(), "GRAPHMEM_NEO4J_DATABASE": "graphmem",
+        "GRAPHMEM_DIALECT": "arcadedb", "GRAPHMEM_ARCADEDB_HTTP_URL": runtime.engine.http_url,
+        "GRAPHMEM_EMBEDDER": "hashing", "GRAPHMEM_JOB_LEASE_S": "2", "GRAPHMEM_FAULT_POINT": "job-before-commit",
+    })
+    process = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "worker", "--data-dir", str(tmp_path),
+                                "--log-level", "warning"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 90
+        line = ""
+        while "fault point reached" not in line:
+            line = process.stdout.readline()
+            assert line or process.poll() is None, "the worker exited before the fault point"
+            assert time.monotonic() < deadline
+        claimed = service.job_status(ctx, job.id)
+        assert claimed.status is JobStatus.running and claimed.attempts == 1
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c", ns=ns) == [{"c": 0}]
+
+    settings = runtime.settings.model_copy(update={"job_lease_s": 2.0})
+    takeover = JobWorker(runtime.store, settings, runtime.job_worker().apply)
+    assert not takeover.run_once()  # the dead worker's lease still holds
+    time.sleep(2.2)
+    assert takeover.run_once()
+    finished = service.job_status(ctx, job.id)
+    assert finished.status is JobStatus.done and finished.attempts == 2
+    assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c", ns=ns) == [{"c": 1}]
+    assert query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns RETURN count(f) AS c", ns=ns) == [{"c": 2}]
