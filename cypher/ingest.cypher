@@ -7,13 +7,6 @@ MATCH (d:Document {current_hash_key: hash_key})
 WHERE d.namespace = $namespace
 RETURN d.current_hash_key AS hash_key, d.id AS id
 
-// name: document_latest_by_source
-MATCH (d:Document {source: $source})
-WHERE d.namespace = $namespace AND d.is_latest AND NOT d.is_forgotten
-RETURN d.id AS id, d.content_hash AS content_hash
-ORDER BY d.recorded_at DESC, d.id
-LIMIT 1
-
 // name: entities_by_keys
 UNWIND $keys AS key
 MATCH (e:Entity {entity_key: key})
@@ -108,3 +101,16 @@ MATCH (e:Entity {entity_key: key})
 WHERE e.namespace = $namespace AND NOT EXISTS { MATCH (:Fact)-[:MENTIONS]->(e) }
 DETACH DELETE e
 RETURN count(*) AS deleted
+
+// name: documents_latest_by_sources
+UNWIND $sources AS source
+MATCH (d:Document {source: source})
+WHERE d.namespace = $namespace AND d.is_latest AND NOT d.is_forgotten
+RETURN d.source AS source, d.id AS id, d.content_hash AS content_hash
+
+// Everything stored in a namespace, every version included (the ingest summary's before/after).
+// name: namespace_counts
+RETURN COUNT { MATCH (d:Document) WHERE d.namespace = $namespace } AS documents,
+       COUNT { MATCH (f:Fact) WHERE f.namespace = $namespace } AS facts,
+       COUNT { MATCH (e:Entity) WHERE e.namespace = $namespace } AS entities,
+       COUNT { MATCH (:Entity)-[r:RELATES]->(:Entity) WHERE r.namespace = $namespace } AS triples

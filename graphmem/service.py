@@ -23,7 +23,7 @@ from typing import Any
 
 from graphmem import records
 from graphmem.config import Settings
-from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
+from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
 from graphmem.ingest.jobs import MAX_JOB_CHARS, JobInfo, get_job, job_record
 from graphmem.ingest.pipeline import Pipeline, PreparedDocument
 from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
@@ -351,16 +351,61 @@ class MemoryService:
     def ingest_document(self, ctx: CallerContext, namespace: str, content: str, title: str | None = None,
                         source: str | None = None, metadata: dict[str, Any] | None = None,
                         request_id: str | None = None) -> Document:
-        """Add, or, when ``source`` names the latest version of a current memory of the namespace, update
-        that memory (re-ingesting a changed file makes a new version, not a second memory)."""
+        """Add, or, when ``source`` names a current memory of the namespace, update that memory
+        (re-ingesting a changed file makes a new version, not a second memory)."""
+        item = {"content": content, "title": title, "source": source, "metadata": metadata,
+                "request_id": request_id}
+        outcome = self.ingest_items(ctx, namespace, [item])[0]
+        if isinstance(outcome, GraphmemError):
+            raise outcome
+        return outcome
+
+    def ingest_items(self, ctx: CallerContext, namespace: str,
+                     items: list[dict[str, Any]]) -> list[Document | GraphmemError]:
+        """Ingest many items, each succeeding or failing on its own (the CLI's path): items whose source
+        is a current memory with other content update it; the rest are added in one batch, or one by
+        one when the batch as a whole is refused."""
         ns = self._writable(ctx, namespace)
-        if source is not None and isinstance(source, str):
-            latest = self.store.read(lambda tx: tx.single("document_latest_by_source", source=source, namespace=ns))
-            if latest is not None and latest["content_hash"] != content_hash(ns, content if isinstance(content, str)
-                                                                             else ""):
-                return self.update_document(ctx, latest["id"], content, request_id=request_id)
-        return self.add_document(ctx, ns, content, title=title, source=source, metadata=metadata,
-                                 request_id=request_id)
+        sources = sorted({i["source"] for i in items if isinstance(i.get("source"), str)})
+        latest = {row["source"]: row for row in self.store.read(
+            lambda tx: tx.run("documents_latest_by_sources", sources=sources, namespace=ns))} if sources else {}
+        outcomes: list[Document | GraphmemError | None] = [None] * len(items)
+        adds: list[int] = []
+        for position, item in enumerate(items):
+            current = latest.get(item.get("source"))
+            content = item.get("content")
+            if current is not None and isinstance(content, str) \
+                    and current["content_hash"] != content_hash(ns, content):
+                outcomes[position] = self._attempt(self.update_document, ctx, current["id"], content,
+                                                   request_id=item.get("request_id"))
+            else:
+                adds.append(position)
+        if adds:
+            try:
+                added: list[Document | GraphmemError] = list(
+                    self.add_documents(ctx, ns, [items[i] for i in adds]))
+            except (InvalidInput, Conflict):
+                added = [self._attempt(self._add_one, ctx, ns, items[i]) for i in adds]
+            for position, outcome in zip(adds, added, strict=True):
+                outcomes[position] = outcome
+        return [o for o in outcomes if o is not None]
+
+    def _add_one(self, ctx: CallerContext, namespace: str, item: dict[str, Any]) -> Document:
+        return self.add_documents(ctx, namespace, [item])[0]
+
+    @staticmethod
+    def _attempt(call: Callable[..., Document], *args: Any, **kwargs: Any) -> Document | GraphmemError:
+        """One item's outcome: its document, or the error that belongs to it alone."""
+        try:
+            return call(*args, **kwargs)
+        except (InvalidInput, Conflict, NotFound, Forbidden) as exc:
+            return exc
+
+    def namespace_counts(self, ctx: CallerContext, namespace: str) -> dict[str, int]:
+        """Documents (every version), facts, entities and triples stored in a namespace."""
+        ns = self._readable(ctx, namespace)
+        row = self.store.read(lambda tx: tx.single("namespace_counts", namespace=ns))
+        return {k: int(v) for k, v in (row or {}).items()}
 
     # ---- forgetting ---------------------------------------------------------------------------------
 

@@ -1,0 +1,85 @@
+"""`graphmem ingest` as a user runs it: mixed good and bad files and lines, summary and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import neo4j
+
+from graphmem.ingest.files import split_paragraphs
+from graphmem.runtime import Runtime
+from helpers import query
+
+
+def ingest(runtime: Runtime, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI attached to the test run's engine (same data directory, same test embedder)."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    environ.update({"GRAPHMEM_EMBEDDER": "hashing", **env})
+    return subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", *args, "--no-progress",
+                           "--data-dir", str(runtime.settings.data_dir)], capture_output=True, text=True,
+                          timeout=300, env=environ, check=False)
+
+
+def test_mixed_good_and_bad_inputs(runtime: Runtime, ns: str, tmp_path: Path, graph: neo4j.Driver) -> None:
+    (tmp_path / "alice.txt").write_text("Alice Johnson works at Microsoft.\n\nShe lives in Seattle.\n")
+    (tmp_path / "atlas.md").write_text("# Project Atlas\n\nBob leads Project Atlas at Google. I use Neo4j.\n")
+    (tmp_path / "lines.jsonl").write_text("\n".join([
+        json.dumps({"content": "Carol joined Spotify.", "request_id": "line-0001"}),
+        "{not json",
+        json.dumps({"title": "no content here"}),
+        json.dumps({"content": "Dave bought a MacBook Pro.", "metadata": {"nested": {"no": 1}}}),
+        json.dumps({"content": "Erin moved to Oslo.", "source": "crm/erin", "metadata": {"stars": 4}}),
+    ]) + "\n")
+    (tmp_path / "latin1.txt").write_bytes("Café in Zürich.".encode("latin-1"))
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    result = ingest(runtime, str(tmp_path), str(tmp_path / "missing.md"), "--namespace", ns)
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 5, result.stderr
+    for expected in ("lines.jsonl:2: invalid JSON", "lines.jsonl:3: missing content",
+                     "lines.jsonl:4: metadata", "latin1.txt: not UTF-8", "missing.md: unreadable"):
+        assert any(expected in e for e in errors), (expected, errors)
+    summary = result.stdout.strip().splitlines()[-1]
+    assert re.search(r"5 files, 4 documents ingested \(4 new versions\), 7 facts, \d+ entities, \d+ triples, "
+                     r"5 errors, [\d.]+ s, [\d.]+ documents/s", summary), summary
+    titles = {r["t"]: r["s"] for r in query(graph, "MATCH (d:Document) WHERE d.namespace = $ns "
+                                                   "RETURN d.title AS t, d.source AS s", ns=ns)}
+    assert titles["Project Atlas"] == str(tmp_path / "atlas.md") and titles["alice"] == str(tmp_path / "alice.txt")
+
+    (tmp_path / "alice.txt").write_text("Alice Johnson works at Microsoft.\n\nShe moved to Boston.\n")
+    again = ingest(runtime, str(tmp_path / "alice.txt"), str(tmp_path / "atlas.md"), "--namespace", ns)
+    assert again.returncode == 0, again.stderr
+    assert "2 documents ingested (1 new versions)" in again.stdout  # changed file: a version; same: nothing
+    versions = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns AND d.source = $s "
+                            "RETURN d.version AS v, d.is_latest AS l ORDER BY v", ns=ns, s=str(tmp_path / "alice.txt"))
+    assert versions == [{"v": 1, "l": False}, {"v": 2, "l": True}]
+
+
+def test_large_files_are_split_into_numbered_parts(runtime: Runtime, ns: str, tmp_path: Path,
+                                                   graph: neo4j.Driver) -> None:
+    paragraphs = [f"Paragraph {i} says that team {i} shipped feature {i}." for i in range(12)]
+    (tmp_path / "big.md").write_text("\n\n".join(paragraphs) + "\n")
+    result = ingest(runtime, str(tmp_path / "big.md"), "--namespace", ns, GRAPHMEM_LIMIT_CONTENT_CHARS="200")
+    assert result.returncode == 0, result.stderr
+    rows = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN d.source AS s, d.content AS c, "
+                        "d.metadata AS m ORDER BY s", ns=ns)
+    assert len(rows) > 1
+    assert [json.loads(r["m"])["part"] for r in sorted(rows, key=lambda r: json.loads(r["m"])["part"])] == \
+        list(range(1, len(rows) + 1))
+    assert all(r["s"].startswith(str(tmp_path / "big.md") + "#part") and len(r["c"]) <= 200 for r in rows)
+    joined = "".join(r["c"] for r in sorted(rows, key=lambda r: json.loads(r["m"])["part"]))
+    assert joined == "\n\n".join(paragraphs) + "\n"  # cut at paragraph breaks, nothing lost
+
+
+def test_split_paragraphs_at_the_real_cap() -> None:
+    text = "\n\n".join(f"Paragraph {i}. " + "word " * 2000 for i in range(30))
+    parts = split_paragraphs(text, 100_000)
+    assert len(parts) == 4 and all(len(p) <= 100_000 for p in parts) and "".join(parts) == text
+    assert all(p.startswith("Paragraph") for p in parts)
+    huge = "x " * 120_000  # one paragraph over the cap: cut at a space
+    assert "".join(split_paragraphs(huge, 100_000)) == huge
