@@ -9,9 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     GRAPHMEM_DATA_DIR=/data
 
 WORKDIR /app
-# When torch becomes a dependency (ingestion), install its CPU build first from PyTorch's own index
-# (PyPI's default is a multi-GB CUDA build):
-#   RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+# torch first, the CPU build from PyTorch's own wheel index: PyPI's default is a multi-GB CUDA build.
+RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY pyproject.toml README.md ./
 COPY graphmem ./graphmem
 COPY cypher ./cypher

@@ -22,17 +22,25 @@ SET e.type = row.type, e.type_labels = row.type_labels, e.type_counts = row.type
     e.updated_at = $now
 RETURN count(e) AS upserted
 
-// The type is also a label (Person, Place, ...) for Neo4j Browser's styling, following the vote. It is
-// set after the write commits: the bundled engine rejects a label change on a node created in the same
-// transaction (it re-creates the record and trips the unique index). The label is presentation only;
-// the type property is the truth, and any later write of the entity reconciles a missed relabel.
-// name: entity_labels_sync
+// The type is also a label (Person, Place, ...) for Neo4j Browser's styling, following the vote. Labels
+// change after the write commits, one change per node per transaction: the bundled engine re-creates a
+// node's record on a label change and trips the unique index when that happens twice in a transaction
+// (or to a node created in it). The label is presentation only: the type property is the truth, and the
+// next write of the entity reconciles a missed change.
+// name: entity_labels_unset
 UNWIND $keys AS key
 MATCH (e:Entity {entity_key: key})
-WHERE e.namespace = $namespace AND (e.type_label IS NULL OR e.type_label <> e.type)
-FOREACH (old IN CASE WHEN e.type_label IS NULL THEN [] ELSE [e.type_label] END | REMOVE e:$(old))
+WHERE e.namespace = $namespace AND e.type_label IS NOT NULL AND e.type_label <> e.type
+REMOVE e:$(e.type_label)
+SET e.type_label = null
+RETURN count(e) AS changed
+
+// name: entity_labels_set
+UNWIND $keys AS key
+MATCH (e:Entity {entity_key: key})
+WHERE e.namespace = $namespace AND e.type_label IS NULL
 SET e:$(e.type), e.type_label = e.type
-RETURN count(e) AS relabelled
+RETURN count(e) AS changed
 
 // Candidates for SIMILAR_TO among the namespace's existing entities (over-fetched, then filtered).
 // name: entities_similar

@@ -17,79 +17,35 @@ chain's latest version. Every change to a memory first locks its chain's latest 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from graphmem import records
-from graphmem.config import Settings
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
+from graphmem.forgetting import Forgetting
 from graphmem.ingest.jobs import MAX_JOB_CHARS, JobInfo, get_job, job_record
-from graphmem.ingest.pipeline import Pipeline, PreparedDocument
-from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
+from graphmem.ingest.pipeline import PreparedDocument
+from graphmem.ingest.write import sync_type_labels, write_documents
 from graphmem.model import (
     CallerContext,
     Document,
     DocumentInfo,
     DocumentInput,
     DocumentSummary,
-    ForgetMode,
-    ForgetResult,
     Page,
     UpdateInput,
     check_id,
-    check_namespace,
-    check_request_id,
 )
-from graphmem.records import content_hash, document_record, now_ms, tombstone_key
-from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+from graphmem.records import content_hash, document_record, tombstone_key
+from graphmem.store.driver import RetryTransaction, Tx
 from graphmem.store.views import CURRENT, View
 
 PREVIEW_CHARS = 280
 MAX_PAGE = 1_000_000_000  # keeps SKIP inside a 64-bit integer on both servers
-_FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain_redact",
-                      ForgetMode.hard: "chain_delete"}
 
 
-class MemoryService:
-    def __init__(self, store: GraphStore, settings: Settings, pipeline: Pipeline,
-                 clock: Callable[[], int] = now_ms) -> None:
-        self.store = store
-        self.settings = settings
-        self.limits = settings.limits
-        self.pipeline = pipeline
-        self.clock = clock
-        self._write_options = WriteOptions(user_name=settings.user_entity_name,
-                                           similar_cosine=settings.similar_entity_cosine, dialect=store.dialect)
-
-    # ---- checks -------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _readable(ctx: CallerContext, namespace: object) -> str:
-        """A namespace the caller cannot read is invisible to it: not found, like one that is empty of
-        everything including existence. (Nothing is looked up to decide this.)"""
-        name = check_namespace(namespace)
-        if not ctx.can_read(name):
-            raise NotFound(f"no namespace {name!r}", namespace=name)
-        return name
-
-    @staticmethod
-    def _writable(ctx: CallerContext, namespace: object) -> str:
-        name = check_namespace(namespace)
-        if not ctx.can_write(name):
-            raise Forbidden(f"no write access to namespace {name!r}", namespace=name)
-        return name
-
-    def ping(self) -> None:
-        self.store.read(lambda tx: tx.single("ping"))
-
-    @staticmethod
-    def _fetch(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
-        row = tx.single("document_get", id=doc_id, namespaces=namespaces)
-        if row is None:
-            raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
-        return Document.model_validate({**row["document"], "content": row["content"],
-                                        "parent_id": row["parent_id"], "latest_id": row["latest_id"]})
+class MemoryService(Forgetting):
+    """The one API both front ends call (see the module docstring)."""
 
     # ---- documents ----------------------------------------------------------------------------------
 
@@ -223,15 +179,6 @@ class MemoryService:
                    "source": data.source, "metadata": data.metadata}
         return f"{namespace}|{data.request_id}", records.request_hash(payload)
 
-    @staticmethod
-    def _same_request(stored_hash: str | None, request_hash: str | None, request_id: str | None) -> None:
-        if stored_hash is None:
-            raise Conflict(f"request_id {request_id!r} created a memory that has since been redacted",
-                           next_step="send the request again with a new request_id")
-        if stored_hash != request_hash:
-            raise Conflict(f"request_id {request_id!r} was already used for a different request",
-                           next_step="use a new request_id for a new request")
-
     def get_document(self, ctx: CallerContext, id: str) -> Document:
         """Any version by its id; the result says its version, whether it is latest, and the latest id."""
         doc_id = check_id(id)
@@ -271,16 +218,6 @@ class MemoryService:
             return [DocumentInfo.from_row(row) for row in rows]
 
         return self.store.read(read)
-
-    def _lock_chain(self, tx: Tx, ctx: CallerContext, doc_id: str) -> dict[str, Any]:
-        """Lock the latest version of the chain holding ``doc_id``; checks existence and write access."""
-        row = tx.single("chain_lock", id=doc_id, namespaces=ctx.readable, token=uuid.uuid4().hex)
-        if row is None:
-            raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
-        if not row["latest_still_latest"]:
-            raise RetryTransaction  # a concurrent update won the race for the lock; look again
-        self._writable(ctx, row["namespace"])
-        return row
 
     def update_document(self, ctx: CallerContext, id: str, content: str,
                         expected_version: int | None = None, request_id: str | None = None) -> Document:
@@ -406,111 +343,3 @@ class MemoryService:
         ns = self._readable(ctx, namespace)
         row = self.store.read(lambda tx: tx.single("namespace_counts", namespace=ns))
         return {k: int(v) for k, v in (row or {}).items()}
-
-    # ---- forgetting ---------------------------------------------------------------------------------
-
-    def forget(self, ctx: CallerContext, id: str, mode: ForgetMode | str = ForgetMode.soft,
-               request_id: str | None = None) -> ForgetResult:
-        """Forget the whole memory (every version) holding ``id``.
-
-        * ``soft``: hidden from current views, restorable;
-        * ``redact``: text, title, metadata, hashes and embeddings removed; nodes, lineage, spans and
-          times kept; cannot be restored;
-        * ``hard``: every version and fact deleted.
-
-        Repeats are idempotent: soft and redact change nothing the second time. A repeated hard delete
-        finds nothing and is ``NotFound``, unless it carries the first call's ``request_id``, which
-        returns the first result.
-        """
-        doc_id = check_id(id)
-        try:
-            forget_mode = ForgetMode(mode)
-        except ValueError:
-            raise InvalidInput("mode must be one of soft, hard, redact", field="mode") from None
-        rid = check_request_id(request_id) if request_id is not None else None
-        request_hash = records.request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
-
-        def answered(tx: Tx) -> tuple[ForgetResult | None, list[dict[str, Any]]]:
-            """The first result of this request, if it already ran (and the receipts seen)."""
-            if not rid:
-                return None, []
-            receipts = tx.run("receipts_for_request", request_id=rid, namespaces=ctx.readable)
-            for receipt in receipts:
-                if receipt["target_id"] == doc_id:
-                    self._writable(ctx, receipt["namespace"])  # a reader may not replay a write
-                    self._same_request(receipt["request_hash"], request_hash, rid)
-                    return ForgetResult.model_validate_json(receipt["result"]), receipts
-            return None, receipts
-
-        def write(tx: Tx) -> ForgetResult:
-            first, receipts = answered(tx)
-            if first is not None:
-                return first
-            try:
-                row = self._lock_chain(tx, ctx, doc_id)
-            except NotFound:
-                # a concurrent call with this request_id may have deleted the chain since we looked
-                first, receipts = answered(tx)
-                if first is None:
-                    raise
-                return first
-            ns, chain_id, now = row["namespace"], row["chain_id"], self.clock()
-            if any(r["namespace"] == ns for r in receipts):
-                raise Conflict(f"request_id {rid!r} was already used for a different request",
-                               next_step="use a new request_id for a new request")
-            params = {"chain_id": chain_id, "namespace": ns}
-            if forget_mode is not ForgetMode.hard:
-                params["now"] = now
-            step = _FORGET_STATEMENTS[forget_mode]
-            mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
-                if forget_mode is not ForgetMode.soft else None
-            if mentioned and mentioned["fact_ids"]:
-                # the triples extracted from these facts, and (redact) their mentions, go with the text
-                graph = {"entity_keys": mentioned["entity_keys"], "fact_ids": mentioned["fact_ids"], "namespace": ns}
-                tx.run("triples_delete_by_facts", **graph)
-                if forget_mode is ForgetMode.redact:
-                    tx.run("mentions_delete_by_facts", fact_ids=mentioned["fact_ids"], namespace=ns)
-            facts = tx.single(f"{step}_facts", **params)  # facts first: hard delete finds them by chain
-            docs = tx.single(f"{step}_documents", **params)
-            if mentioned and mentioned["entity_keys"]:  # entities no fact mentions any more
-                tx.run("entities_delete_orphans", entity_keys=mentioned["entity_keys"], namespace=ns)
-            result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,
-                                  documents=docs["changed"] if docs else 0,
-                                  facts=facts["changed"] if facts else 0)
-            if forget_mode is ForgetMode.hard and docs and docs["request_keys"]:
-                # content-free markers, so a late retry of the add cannot bring the memory back
-                tx.run("receipts_create", receipts=[
-                    {"id": str(uuid.uuid4()), "namespace": ns, "request_key": tombstone_key(key),
-                     "target_id": chain_id, "operation": "tombstone", "recorded_at": now}
-                    for key in docs["request_keys"]])
-            if rid:
-                tx.run("receipts_create", receipts=[{
-                    "id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
-                    "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
-                    "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
-                    "recorded_at": now}])
-            return result
-
-        return self.store.write(write)
-
-    def restore(self, ctx: CallerContext, id: str) -> Document:
-        """Undo a soft forget of the memory holding ``id``; returns its latest version."""
-        doc_id = check_id(id)
-
-        def write(tx: Tx) -> Document:
-            row = self._lock_chain(tx, ctx, doc_id)
-            if row["is_redacted"]:
-                raise Conflict("a redacted memory cannot be restored: its content is gone",
-                               next_step="add the content again as a new memory")
-            params = {"chain_id": row["chain_id"], "namespace": row["namespace"], "now": self.clock()}
-            if row["is_forgotten"] and row["latest_content_hash"]:
-                twin = tx.single("documents_by_current_hash", hash_keys=[row["latest_content_hash"]],
-                                 namespace=row["namespace"])
-                if twin is not None and twin["id"] != row["latest_id"]:
-                    raise Conflict(f"memory {twin['id']} now holds exactly this content",
-                                   next_step="forget that memory first, or keep it", existing_id=twin["id"])
-            tx.run("chain_restore_documents", **params)
-            tx.run("chain_restore_facts", **params)
-            return self._fetch(tx, row["latest_id"], [row["namespace"]])
-
-        return self.store.write(write)

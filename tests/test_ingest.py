@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import neo4j
 import pytest
@@ -192,3 +193,29 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     assert names == {"bob", "microsoft"}
     assert edge_counts(graph, ns) == {"CONTAINS": 2, "MENTIONS": 2, "RELATES": 1}
     assert service.get_document(ctx, keep.id).content == "Bob works at Microsoft."
+
+
+def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Driver,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic votes: the NLP step is replaced by fixed extractions (the graph is the real one)."""
+    from graphmem.ingest.extract import EntityRef, Mention
+    from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
+
+    service = runtime.service
+    embedding = [1.0] + [0.0] * 383
+
+    def prepared(kind: str) -> Any:
+        def prepare(contents: list[str]) -> list[PreparedDocument]:
+            return [PreparedDocument(c, [PreparedFact(c, 0, len(c), embedding, [], [Mention(
+                EntityRef("Jordan", kind), 0, 6)], [])], {"jordan": embedding}) for c in contents]
+        return prepare
+
+    ctx = CallerContext.for_namespaces(ns)
+    for i, kind in enumerate(["Place", "Person", "Person", "Place"]):
+        monkeypatch.setattr(service.pipeline, "prepare", prepared(kind))
+        service.add_document(ctx, ns, f"Jordan text {i}.")
+        row = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l",
+                    k=f"{ns}|jordan")[0]
+        # a 1:1 tie keeps Place, Person then wins 2:1, and the 2:2 tie keeps Person (and its label)
+        expected = ["Place", "Place", "Person", "Person"][i]
+        assert row["t"] == expected and sorted(row["l"]) == sorted(["Entity", expected]), (i, row)

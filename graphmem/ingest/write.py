@@ -132,6 +132,13 @@ def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOp
 
 
 def sync_type_labels(store: GraphStore, namespace: str, keys: list[str]) -> None:
-    """Give entities their type as a label, in a transaction of its own (see ``entity_labels_sync``)."""
-    if keys:
-        store.write(lambda tx: tx.run("entity_labels_sync", keys=keys, namespace=namespace))
+    """Give entities their type as a label, after the write (see ``entity_labels_unset`` for why two
+    transactions of their own)."""
+    if not keys:
+        return
+    for statement in ("entity_labels_unset", "entity_labels_set"):
+
+        def relabel(tx: Tx, statement: str = statement) -> None:
+            tx.run(statement, keys=keys, namespace=namespace)
+
+        store.write(relabel)
