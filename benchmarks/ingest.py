@@ -88,7 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--embedders", default="minilm,hashing")
+    parser.add_argument("--embedders", default="minilm,onnx,hashing")
     args = parser.parse_args()
     rng = random.Random(11)
     texts = [memory(rng) for _ in range(args.memories)]

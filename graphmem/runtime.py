@@ -90,7 +90,8 @@ class Runtime:
             "schema_version": self.schema_version,
             "versions": self.versions,
             "engine": {"mode": "bundled" if self.engine else "external"},
-            "embedder": {"name": embedder_name(self.settings.embedder), "threads": self.settings.embed_threads},
+            "embedder": {"name": embedder_name(self.settings.embedder), "backend": self.settings.embedder.value,
+                         "threads": self.settings.embed_threads},
         }
         engine_report = report["engine"]
         assert isinstance(engine_report, dict)

