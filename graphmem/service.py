@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from graphmem import records
@@ -37,11 +38,22 @@ from graphmem.model import (
     check_id,
 )
 from graphmem.records import content_hash, document_record, tombstone_key
-from graphmem.store.driver import RetryTransaction, Tx
+from graphmem.store.driver import Tx
 from graphmem.store.views import CURRENT, View
 
 PREVIEW_CHARS = 280
 MAX_PAGE = 1_000_000_000  # keeps SKIP inside a 64-bit integer on both servers
+
+
+@dataclass
+class _AddPlan:
+    """An add, validated and prepared, waiting for its transaction."""
+
+    namespace: str
+    inputs: list[DocumentInput]
+    requests: list[tuple[str | None, str | None]]
+    hashes: list[str]
+    prepared: dict[str, PreparedDocument]
 
 
 class MemoryService(Forgetting):
@@ -66,6 +78,11 @@ class MemoryService(Forgetting):
         different request the whole batch is a conflict and nothing is written. ``also`` runs inside the
         same transaction, after the writes (a job's done mark).
         """
+        return self._commit_adds(self._plan_adds(ctx, namespace, items), also)
+
+    def _plan_adds(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]]) -> _AddPlan:
+        """Everything before the transaction: validation, request keys, hashes, and the NLP work, which
+        is skipped for text already current in the namespace (the transaction checks again and decides)."""
         ns = self._writable(ctx, namespace)
         inputs = self._parse_items(items)
         request_ids = [i.request_id for i in inputs if i.request_id]
@@ -73,8 +90,6 @@ class MemoryService(Forgetting):
             raise InvalidInput("a request_id appears twice in one batch", field="request_id")
         requests = [self._add_request(ns, i) for i in inputs]
         hashes = [content_hash(ns, i.content) for i in inputs]
-        # The NLP work is skipped for text already current in the namespace (checked again below, in
-        # the transaction, which is what decides).
         known = self._current_by_hash(ns, hashes)
         fresh: dict[str, int] = {}
         for position, digest in enumerate(hashes):
@@ -82,10 +97,14 @@ class MemoryService(Forgetting):
                 fresh.setdefault(digest, position)
         prepared = dict(zip(fresh, self.pipeline.prepare([inputs[i].content for i in fresh.values()]),
                             strict=True))
+        return _AddPlan(ns, inputs, requests, hashes, prepared)
+
+    def _commit_adds(self, plan: _AddPlan, also: Callable[[Tx, list[Document]], None] | None) -> list[Document]:
+        ns, prepared = plan.namespace, plan.prepared
 
         def write(tx: Tx) -> list[Document]:
             written.clear()  # a retried transaction starts over
-            keys = [key for key, _ in requests if key]
+            keys = [key for key, _ in plan.requests if key]
             by_request = {row["request_key"]: row for row in
                           tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
             deleted = [key for key in keys if key not in by_request]
@@ -94,18 +113,21 @@ class MemoryService(Forgetting):
                 raise Conflict("a request_id of this batch created a memory that has since been deleted",
                                next_step="send new content with a new request_id")
             current = {row["hash_key"]: row["id"] for row in
-                       tx.run("documents_by_current_hash", hash_keys=sorted(set(hashes)), namespace=ns)}
+                       tx.run("documents_by_current_hash", hash_keys=sorted(set(plan.hashes)), namespace=ns)}
+            late = {d: data.content for data, d in zip(plan.inputs, plan.hashes, strict=True)
+                    if d not in current and d not in prepared}
+            if late:  # current when planned, gone since (updated or forgotten meanwhile): a rare race
+                prepared.update(zip(late, self.pipeline.prepare(list(late.values())), strict=True))
             results: list[Document | str] = []
             batch: list[tuple[dict[str, Any], PreparedDocument]] = []
             now = self.clock()
-            for data, (request_key, request_hash), digest in zip(inputs, requests, hashes, strict=True):
+            for data, (request_key, request_hash), digest in zip(plan.inputs, plan.requests, plan.hashes,
+                                                                 strict=True):
                 if request_key in by_request:
                     self._same_request(by_request[request_key]["request_hash"], request_hash, data.request_id)
                     results.append(by_request[request_key]["id"])
                 elif digest in current:  # identical to a current memory of the namespace: that one
                     results.append(current[digest])
-                elif digest not in prepared:  # it was current a moment ago and is no longer: a rare race
-                    raise RetryTransaction
                 else:
                     document = document_record(
                         now=now, namespace=ns, content=data.content, digest=digest, chain_id=None, version=1,

