@@ -122,3 +122,38 @@ RETURN COUNT { MATCH (d:Document) WHERE d.namespace = $namespace } AS documents,
        COUNT { MATCH (f:Fact) WHERE f.namespace = $namespace } AS facts,
        COUNT { MATCH (e:Entity) WHERE e.namespace = $namespace } AS entities,
        COUNT { MATCH (:Entity)-[r:RELATES]->(:Entity) WHERE r.namespace = $namespace } AS triples
+
+// Re-embedding (graphmem reembed): namespaces, then their facts and entities in pages by id.
+// name: namespaces_with_data
+MATCH (d:Document)
+WHERE d.namespace <> '_system'
+RETURN DISTINCT d.namespace AS namespace
+ORDER BY namespace
+
+// name: facts_page_for_embedding
+MATCH (f:Fact)
+WHERE f.namespace = $namespace AND f.text IS NOT NULL AND f.id > $after
+RETURN f.id AS id, f.text AS text
+ORDER BY id
+LIMIT $limit
+
+// name: entities_page_for_embedding
+MATCH (e:Entity)
+WHERE e.namespace = $namespace AND e.id > $after
+RETURN e.id AS id, e.name AS text
+ORDER BY id
+LIMIT $limit
+
+// name: facts_set_embeddings
+UNWIND $rows AS row
+MATCH (f:Fact {id: row.id})
+WHERE f.namespace = $namespace
+SET f.embedding = row.embedding
+RETURN count(f) AS updated
+
+// name: entities_set_embeddings
+UNWIND $rows AS row
+MATCH (e:Entity {id: row.id})
+WHERE e.namespace = $namespace
+SET e.embedding = row.embedding
+RETURN count(e) AS updated

@@ -117,6 +117,31 @@ def ingest(
 
 
 @app.command()
+def reembed(data_dir: DataDir = None) -> None:
+    """Give every fact and entity a vector from the configured embedder (GRAPHMEM_EMBEDDER), then record
+    it as the database's model. Stop the server first; an interrupted run can simply be run again."""
+    from tqdm import tqdm
+
+    from graphmem.ingest.reembed import reembed as run_reembed
+    from graphmem.runtime import Runtime
+
+    try:
+        runtime = Runtime.open(_settings(data_dir), check_model=False)
+    except GraphmemError as exc:
+        _fail(exc)
+        return
+    try:
+        embedder = runtime.service.pipeline.embedder
+        with tqdm(unit="vector", file=sys.stderr) as bar:
+            total = run_reembed(runtime.store, embedder, bar.update)
+        typer.echo(f"re-embedded {total} facts and entities with {embedder.name}")
+    except GraphmemError as exc:
+        _fail(exc)
+    finally:
+        runtime.close()
+
+
+@app.command()
 def worker(
     data_dir: DataDir = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",

@@ -34,7 +34,7 @@ class Runtime:
     versions: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, settings: Settings, *, own_engine: bool = True) -> Runtime:
+    def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
         """Connect (starting the bundled engine if needed), detect the dialect, bootstrap the schema."""
         engine: BundledEngine | None = None
         started = False
@@ -63,7 +63,8 @@ class Runtime:
                     raise ConfigurationError("an external ArcadeDB needs GRAPHMEM_ARCADEDB_HTTP_URL")
                 http = (http_url, (user, password))
             schema_version = bootstrap(store, arcadedb_http=http)
-            check_embedder(store, embedder_name(settings.embedder), DIMENSIONS)
+            if check_model:  # only `graphmem reembed` opens a database with another model on purpose
+                check_embedder(store, embedder_name(settings.embedder), DIMENSIONS)
         except BaseException:
             if engine is not None and started and own_engine:
                 engine.stop(only_if_owned=True)

@@ -144,3 +144,17 @@ def test_type_is_the_label_seen_most_often() -> None:
     labels, counts, winner = vote(labels, counts, ["Organization"], winner)  # a tie keeps the current type
     assert (counts, winner) == ([2, 2], "Person")
     assert vote(labels, counts, ["Organization"], winner)[2] == "Organization"
+
+
+def test_patterns_file_extends_the_entity_ruler(tmp_path: Path) -> None:
+    patterns = tmp_path / "patterns.jsonl"
+    patterns.write_text('{"label": "PRODUCT", "pattern": "Zorblax 9000"}\n'
+                        '{"label": "TECHNOLOGY", "pattern": [{"LOWER": "quuxdb"}]}\n')
+    nlp = get_language(patterns)
+    sentence = nlp("We replaced QuuxDB with the Zorblax 9000.")
+    found = {(m.entity.name, m.entity.type) for m in extract(sentence, 0).mentions}
+    assert {("QuuxDB", "Technology"), ("Zorblax 9000", "Product")} <= found
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"label": "PRODUCT"}\n')
+    with pytest.raises(ValueError, match="needs 'label' and 'pattern'"):
+        get_language(bad)

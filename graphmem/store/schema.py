@@ -100,3 +100,8 @@ def check_embedder(store: GraphStore, name: str, dimensions: int) -> None:
             f"graphmem is configured with {name} ({dimensions}); set GRAPHMEM_EMBEDDER back, or re-embed "
             "the database deliberately"
         )
+
+
+def record_embedder(store: GraphStore, name: str, dimensions: int) -> None:
+    """Make ``name`` the database's embedder (after a complete re-embedding)."""
+    store.write(lambda tx: tx.run("embedder_set", name=name, dimensions=dimensions, now=int(time.time() * 1000)))
