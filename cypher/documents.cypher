@@ -89,7 +89,7 @@ RETURN count(d) AS changed
 MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
 WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.redacted_at IS NULL
 SET f.forgotten_at = CASE WHEN f.is_forgotten THEN f.forgotten_at ELSE $now END
-SET f.text = null, f.embedding = null, f.is_forgotten = true, f.redacted_at = $now
+SET f.text = null, f.embedding = null, f.attributes = null, f.is_forgotten = true, f.redacted_at = $now
 RETURN count(f) AS changed
 
 // name: chain_delete_facts

@@ -2,10 +2,25 @@
 // (`job_namespace`). Jobs of one namespace apply in submission order (`seq`); a claimed job holds a lease
 // that its worker's heartbeat extends, and a job whose lease ran out is claimed again.
 
+// Submission order comes from one counter in the database, not from any process's clock.
 // name: job_create
+MERGE (c:SystemRecord {id: 'job_seq'})
+ON CREATE SET c.namespace = '_system', c.value = 0
+SET c.value = c.value + 1
+WITH c.value AS seq
 CREATE (j:Job)
-SET j = $job
+SET j = $job, j.seq = seq
 RETURN j.id AS id
+
+// A job whose worker died (lease run out) after its last allowed attempt is failed, never claimed again:
+// a job that crashes its workers must not block its namespace forever.
+// name: jobs_fail_abandoned
+MATCH (j:Job)
+WHERE j.namespace = '_system' AND j.status = 'running' AND j.lease_until < $now
+  AND j.attempts >= $max_attempts
+SET j.status = 'failed', j.finished_at = $now, j.lease_owner = null, j.lease_until = null,
+    j.error = 'the worker stopped (crashed or was killed) during each of its ' + toString(j.attempts) + ' attempts'
+RETURN count(j) AS failed
 
 // The oldest unfinished job of each namespace is that namespace's head; a head is claimable when it is
 // queued or its lease has run out. Failed and done jobs never block the ones after them.

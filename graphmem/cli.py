@@ -92,8 +92,9 @@ def ingest(
         with tqdm(total=len(found.items), unit="doc", disable=not progress, file=sys.stderr) as bar:
             for start in range(0, len(found.items), batch):
                 chunk = found.items[start:start + batch]
-                for item, outcome in zip(chunk, service.ingest_items(ctx, namespace, [i.fields for i in chunk]),
-                                         strict=True):
+                outcomes = service.ingest_items(ctx, namespace, [i.fields for i in chunk],
+                                                versioned=[i.versioned for i in chunk])
+                for item, outcome in zip(chunk, outcomes, strict=True):
                     if isinstance(outcome, GraphmemError):
                         errors.append(f"{item.where}: {outcome.message}")
                     else:

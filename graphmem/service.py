@@ -114,8 +114,10 @@ class MemoryService(Forgetting):
                                next_step="send new content with a new request_id")
             current = {row["hash_key"]: row["id"] for row in
                        tx.run("documents_by_current_hash", hash_keys=sorted(set(plan.hashes)), namespace=ns)}
-            late = {d: data.content for data, d in zip(plan.inputs, plan.hashes, strict=True)
-                    if d not in current and d not in prepared}
+            late: dict[str, str] = {}
+            for data, digest in zip(plan.inputs, plan.hashes, strict=True):
+                if digest not in current and digest not in prepared:
+                    late.setdefault(digest, data.content)  # the first text of a hash, as in planning
             if late:  # current when planned, gone since (updated or forgotten meanwhile): a rare race
                 prepared.update(zip(late, self.pipeline.prepare(list(late.values())), strict=True))
             results: list[Document | str] = []
@@ -314,28 +316,39 @@ class MemoryService(Forgetting):
         (re-ingesting a changed file makes a new version, not a second memory)."""
         item = {"content": content, "title": title, "source": source, "metadata": metadata,
                 "request_id": request_id}
-        outcome = self.ingest_items(ctx, namespace, [item])[0]
+        outcome = self.ingest_items(ctx, namespace, [item], versioned=[source is not None])[0]
         if isinstance(outcome, GraphmemError):
             raise outcome
         return outcome
 
-    def ingest_items(self, ctx: CallerContext, namespace: str,
-                     items: list[dict[str, Any]]) -> list[Document | GraphmemError]:
-        """Ingest many items, each succeeding or failing on its own (the CLI's path): items whose source
-        is a current memory with other content update it; the rest are added in one batch, or one by
-        one when the batch as a whole is refused."""
+    def ingest_items(self, ctx: CallerContext, namespace: str, items: list[dict[str, Any]],
+                     versioned: list[bool] | None = None) -> list[Document | GraphmemError]:
+        """Ingest many items, each succeeding or failing on its own (the CLI's path).
+
+        An item marked ``versioned`` (a file: its source is its identity) whose source is a current memory
+        with other content updates that memory; two current memories with that source make it an error
+        rather than a guess. Other items are added in one batch, or one by one when the batch as a whole
+        is refused. Sources of unversioned items (JSONL lines) are provenance only: many lines may share
+        one."""
         ns = self._writable(ctx, namespace)
-        sources = sorted({i["source"] for i in items if isinstance(i.get("source"), str)})
-        latest = {row["source"]: row for row in self.store.read(
-            lambda tx: tx.run("documents_latest_by_sources", sources=sources, namespace=ns))} if sources else {}
+        flags = versioned if versioned is not None else [False] * len(items)
+        sources = sorted({i["source"] for i, v in zip(items, flags, strict=True)
+                          if v and isinstance(i.get("source"), str)})
+        latest: dict[str, list[dict[str, Any]]] = {}
+        if sources:
+            for row in self.store.read(lambda tx: tx.run("documents_latest_by_sources", sources=sources,
+                                                         namespace=ns)):
+                latest.setdefault(row["source"], []).append(row)
         outcomes: list[Document | GraphmemError | None] = [None] * len(items)
         adds: list[int] = []
-        for position, item in enumerate(items):
-            current = latest.get(item.get("source"))
+        for position, (item, is_versioned) in enumerate(zip(items, flags, strict=True)):
+            current = latest.get(str(item.get("source")), []) if is_versioned else []
             content = item.get("content")
-            if current is not None and isinstance(content, str) \
-                    and current["content_hash"] != content_hash(ns, content):
-                outcomes[position] = self._attempt(self.update_document, ctx, current["id"], content,
+            if len(current) > 1:
+                outcomes[position] = Conflict(f"{len(current)} current memories have source {item['source']!r}",
+                                              next_step="forget all but one of them, then ingest again")
+            elif current and isinstance(content, str) and current[0]["content_hash"] != content_hash(ns, content):
+                outcomes[position] = self._attempt(self.update_document, ctx, current[0]["id"], content,
                                                    request_id=item.get("request_id"))
             else:
                 adds.append(position)

@@ -83,3 +83,17 @@ def test_split_paragraphs_at_the_real_cap() -> None:
     assert all(p.startswith("Paragraph") for p in parts)
     huge = "x " * 120_000  # one paragraph over the cap: cut at a space
     assert "".join(split_paragraphs(huge, 100_000)) == huge
+
+
+def test_jsonl_lines_sharing_a_source_stay_separate_memories(runtime: Runtime, ns: str, tmp_path: Path,
+                                                             graph: neo4j.Driver) -> None:
+    lines = [json.dumps({"content": f"Chat turn {i}: Bob asked about Berlin.", "source": "chat"}) for i in range(5)]
+    (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n")
+    first = ingest(runtime, str(tmp_path / "chat.jsonl"), "--namespace", ns, "--batch", "2")
+    assert first.returncode == 0, first.stderr
+    before = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c, "
+                          "sum(CASE WHEN d.is_latest THEN 1 ELSE 0 END) AS latest", ns=ns)
+    assert before == [{"c": 5, "latest": 5}]
+    again = ingest(runtime, str(tmp_path / "chat.jsonl"), "--namespace", ns, "--batch", "2")
+    assert again.returncode == 0, again.stderr
+    assert "(0 new versions)" in again.stdout

@@ -149,11 +149,16 @@ def test_type_is_the_label_seen_most_often() -> None:
 def test_patterns_file_extends_the_entity_ruler(tmp_path: Path) -> None:
     patterns = tmp_path / "patterns.jsonl"
     patterns.write_text('{"label": "PRODUCT", "pattern": "Zorblax 9000"}\n'
-                        '{"label": "TECHNOLOGY", "pattern": [{"LOWER": "quuxdb"}]}\n')
+                        '{"label": "TECHNOLOGY", "pattern": [{"LOWER": "quuxdb"}]}\n'
+                        '{"label": "FRAMEWORK", "pattern": [{"LOWER": "quuxframe"}]}\n')
     nlp = get_language(patterns)
     sentence = nlp("We replaced QuuxDB with the Zorblax 9000.")
     found = {(m.entity.name, m.entity.type) for m in extract(sentence, 0).mentions}
     assert {("QuuxDB", "Technology"), ("Zorblax 9000", "Product")} <= found
+    custom = extract(nlp("Bob maintains Quuxframe."), 0)  # the operator's own label becomes a type
+    assert ("Quuxframe", "Framework") in {(m.entity.name, m.entity.type) for m in custom.mentions}
+    assert {(t.subject.name, t.predicate, t.object.name) for t in custom.triples} == {
+        ("Bob", "maintain", "Quuxframe")}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"label": "PRODUCT"}\n')
     with pytest.raises(ValueError, match="needs 'label' and 'pattern'"):

@@ -141,6 +141,10 @@ def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph:
                         "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s", ns=ns)
     assert [(r["a"], r["b"]) for r in rows] == [("acme corporation", "acme corp")]
     assert 0.6 < rows[0]["s"] < 1.0
+    service.add_document(ctx, ns, "Zeta Labs hired Dan. Zeta Laboratories fired Eve.")  # both new, one batch
+    same_batch = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]-(b:Entity) WHERE a.namespace = $ns "
+                              "AND a.normalized_name STARTS WITH 'zeta' RETURN count(r) AS c", ns=ns)
+    assert same_batch == [{"c": 2}]  # one link, seen from both ends
     names = query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns AND e.normalized_name STARTS WITH 'acme' "
                          "RETURN count(e) AS c", ns=ns)
     assert names == [{"c": 2}]
@@ -183,11 +187,13 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     assert names == {"bob", "microsoft"}  # Berlin, Carol, Neo4j had no other mention
     assert edge_counts(graph, ns) == {"CONTAINS": 1, "MENTIONS": 2, "RELATES": 1}
 
-    hidden = service.add_document(ctx, ns, "Bob visited Lisbon.")
+    hidden = service.add_document(ctx, ns, "Bob visited Lisbon on Friday.")
+    assert query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.attributes AS a",
+                 id=hidden.id) == [{"a": ["DATE: Friday"]}]
     service.forget(ctx, hidden.id, "redact")
-    facts = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.text AS t, f.embedding AS e",
-                  id=hidden.id)
-    assert facts == [{"t": None, "e": None}]
+    facts = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.text AS t, "
+                         "f.embedding AS e, f.attributes AS a", id=hidden.id)
+    assert facts == [{"t": None, "e": None, "a": None}]  # nothing of the text is left on the fact
     names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
                                    ns=ns)}
     assert names == {"bob", "microsoft"}

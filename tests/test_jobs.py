@@ -128,3 +128,37 @@ def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: Memor
     assert finished.status is JobStatus.done and finished.attempts == 2
     assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c", ns=ns) == [{"c": 1}]
     assert query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns RETURN count(f) AS c", ns=ns) == [{"c": 2}]
+
+
+def test_a_job_that_keeps_killing_its_workers_fails_and_unblocks(runtime: Runtime, service: MemoryService,
+                                                                  ctx: CallerContext, ns: str) -> None:
+    """Workers that die mid-job never reach job_fail; the claim counts their attempts instead."""
+    doomed = service.submit_documents(ctx, ns, [{"content": "This job's workers all die."}])
+    after = service.submit_documents(ctx, ns, [{"content": "The job after it."}])
+    lease = int(runtime.settings.job_lease_s * 1000)
+    clock = [time.time_ns() // 1_000_000]
+    dying = JobWorker(runtime.store, runtime.settings, lambda *a: None, clock=lambda: clock[0])
+    for attempt in range(1, 4):
+        claimed = runtime.store.write(dying._claim)  # claimed, then the worker "dies": no finish, no fail
+        assert claimed is not None and claimed["id"] == doomed.id and claimed["attempts"] == attempt
+        clock[0] += lease + 1
+    survivor = JobWorker(runtime.store, runtime.settings, runtime.job_worker().apply, clock=lambda: clock[0])
+    assert survivor.run_once()
+    failed = service.job_status(ctx, doomed.id)
+    assert failed.status is JobStatus.failed and failed.error and "3 attempts" in failed.error
+    assert service.job_status(ctx, after.id).status is JobStatus.done
+
+
+def test_a_running_head_blocks_its_namespace_only(runtime: Runtime, service: MemoryService, ns: str) -> None:
+    ctx = CallerContext.for_namespaces(ns, f"{ns}-other")
+    head = service.submit_documents(ctx, ns, [{"content": "Head of the queue."}])
+    behind = service.submit_documents(ctx, ns, [{"content": "Behind the head."}])
+    elsewhere = service.submit_documents(ctx, f"{ns}-other", [{"content": "Another namespace."}])
+    holder = runtime.job_worker()
+    claimed = runtime.store.write(holder._claim)
+    assert claimed is not None and claimed["id"] == head.id  # oldest first; its lease is still valid
+    other = runtime.job_worker()
+    drain(other)
+    assert service.job_status(ctx, elsewhere.id).status is JobStatus.done
+    assert service.job_status(ctx, behind.id).status is JobStatus.queued  # waits for its namespace's head
+    assert service.job_status(ctx, head.id).status is JobStatus.running

@@ -19,6 +19,7 @@ entities are not entities: they become the fact's attributes. spaCy gives no per
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -40,6 +41,17 @@ _OBJECTS = {"dobj", "obj", "attr", "oprd", "dative"}
 _VAGUE = {"thing", "something", "anything", "everything", "nothing", "lot", "way", "time", "one", "kind",
           "sort", "bit", "stuff", "who", "which", "that", "what", "work", "home"}
 EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/1"
+_LABEL = re.compile(r"^[A-Z][A-Z_]{0,40}$")
+
+
+def entity_type(label: str) -> str | None:
+    """The product type of a spaCy or EntityRuler label; None for attribute labels (dates, numbers).
+    A label of the operator's own patterns (say FRAMEWORK) becomes its title-cased type (Framework)."""
+    if label in ENTITY_TYPES:
+        return ENTITY_TYPES[label]
+    if label in ATTRIBUTE_LABELS or not _LABEL.fullmatch(label):
+        return None
+    return label.title().replace("_", "")
 
 
 @dataclass(frozen=True)
@@ -76,9 +88,9 @@ def extract(doc: Doc, offset: int) -> SentenceExtraction:
     """Everything the rules find in one parsed sentence; ``offset`` is its start in the document."""
     out = SentenceExtraction()
     for ent in doc.ents:
-        if ent.label_ in ENTITY_TYPES:
-            ref = EntityRef(ent.text, ENTITY_TYPES[ent.label_])
-            out.mentions.append(Mention(ref, offset + ent.start_char, offset + ent.end_char))
+        kind = entity_type(ent.label_)
+        if kind is not None:
+            out.mentions.append(Mention(EntityRef(ent.text, kind), offset + ent.start_char, offset + ent.end_char))
         elif ent.label_ in ATTRIBUTE_LABELS:
             out.attributes.append(f"{ent.label_}: {ent.text}")
     for token in doc:
@@ -116,7 +128,8 @@ def _argument(token: Token) -> EntityRef | None:
     """What a subject or object token stands for, or None (dates, pronouns, vague nouns)."""
     ent = _entity_span(token)
     if ent is not None:
-        return EntityRef(ent.text, ENTITY_TYPES[ent.label_]) if ent.label_ in ENTITY_TYPES else None
+        kind = entity_type(ent.label_)
+        return EntityRef(ent.text, kind) if kind is not None else None
     if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
         return EntityRef(token.text, USER)
     if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:

@@ -22,10 +22,12 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 @dataclass
 class Item:
-    """One document to ingest, and where it came from (for error messages)."""
+    """One document to ingest, and where it came from (for error messages). ``versioned``: the source
+    is the document's identity (a file), so a changed file becomes a new version of it."""
 
     where: str
     fields: dict[str, Any]
+    versioned: bool = False
 
 
 @dataclass
@@ -80,7 +82,7 @@ def _read_text(path: Path, text: str, max_chars: int, result: ReadResult) -> Non
         if len(parts) > 1:
             fields["source"] = f"{path}#part{number}"
             fields["metadata"] = {"part": number, "parts": len(parts)}
-        result.items.append(Item(fields["source"], fields))
+        result.items.append(Item(fields["source"], fields, versioned=True))
 
 
 def split_paragraphs(text: str, max_chars: int) -> list[str]:

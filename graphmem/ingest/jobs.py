@@ -63,7 +63,7 @@ class LeaseLost(Exception):
 def job_record(namespace: str, items: list[dict[str, Any]], now_ms: int) -> dict[str, Any]:
     return {"id": str(uuid.uuid4()), "namespace": "_system", "job_namespace": namespace,
             "status": JobStatus.queued.value, "payload": json.dumps(items, ensure_ascii=False),
-            "items": len(items), "attempts": 0, "submitted_at": now_ms, "seq": time.time_ns()}
+            "items": len(items), "attempts": 0, "submitted_at": now_ms}
 
 
 def get_job(store: GraphStore, ctx: CallerContext, job_id: str) -> JobInfo:
@@ -133,6 +133,7 @@ class JobWorker:
 
     def _claim(self, tx: Tx) -> dict[str, Any] | None:
         now = self.clock()
+        tx.run("jobs_fail_abandoned", now=now, max_attempts=self.settings.job_max_attempts)
         head = tx.single("job_next", now=now)
         if head is None:
             return None

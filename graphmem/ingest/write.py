@@ -8,18 +8,22 @@ and the retry finds the winner's node (``entities_upsert`` is a MERGE).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmem.errors import GraphmemError
 from graphmem.ingest.extract import EXTRACTOR
 from graphmem.ingest.pipeline import PreparedDocument
 from graphmem.ingest.resolve import display, entity_key, vote
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import GraphStore, Tx
 
-SIMILAR_CANDIDATES = 20  # over-fetch: the namespace filter runs after the index's top k
+log = logging.getLogger(__name__)
+
+SIMILAR_CANDIDATES = 100  # over-fetch: the namespace filter runs after the index's top k
 SIMILAR_LINKS_PER_ENTITY = 3
 
 
@@ -85,7 +89,9 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
     if not names:
         return counts
 
-    embeddings = batch[0][1].entity_embeddings
+    embeddings: dict[str, list[float]] = {}
+    for _, prepared in batch:
+        embeddings.update(prepared.entity_embeddings)
     existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(names), namespace=namespace)}
     entities = []
     for key in sorted(names):
@@ -122,6 +128,13 @@ def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOp
                                                 for e in new],
                   index=options.dialect.index_name(SearchIndex.entity_embedding), k=SIMILAR_CANDIDATES,
                   namespace=namespace, min_score=min_score)
+    # new entities of this batch are not in the index yet: compare them with each other here
+    for i, a in enumerate(new):
+        for b in new[i + 1:]:
+            score = (1 + sum(x * y for x, y in zip(a["embedding"], b["embedding"], strict=True))) / 2
+            if score >= min_score:
+                rows.append({"key": b["entity_key"], "other": a["entity_key"], "score": score})
+    rows.sort(key=lambda r: (r["key"], -r["score"], r["other"]))
     per_key: dict[str, int] = defaultdict(int)
     links = []
     for row in rows:
@@ -141,4 +154,8 @@ def sync_type_labels(store: GraphStore, namespace: str, keys: list[str]) -> None
         def relabel(tx: Tx, statement: str = statement) -> None:
             tx.run(statement, keys=keys, namespace=namespace)
 
-        store.write(relabel)
+        try:
+            store.write(relabel)
+        except GraphmemError as exc:  # the write itself committed: a missed label is reconciled later
+            log.warning("type labels of %d entities not updated: %s", len(keys), exc.message)
+            return
