@@ -129,12 +129,12 @@ RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_i
 
 // name: documents_count
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ document_in_view }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }}
 RETURN count(d) AS total
 
 // name: documents_page
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ document_in_view }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }}
 WITH d
 ORDER BY d.recorded_at DESC, d.id ASC
 SKIP $skip

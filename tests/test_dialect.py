@@ -41,8 +41,12 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_loader_expands_fragments(tmp_path: Path) -> None:
     named = load_statements(_write(tmp_path, "// fragment: alive\nn.ok = true\n\n"
-                                             "// name: q\n// a comment\nMATCH (n) WHERE {{ alive }} RETURN n\n"))
+                                             "// fragment: live\n_x_.ok AND NOT _x_.gone\n\n"
+                                             "// name: q\n// a comment\nMATCH (n) WHERE {{ alive }} RETURN n\n\n"
+                                             "// name: r\nMATCH (d), (f) "
+                                             "WHERE {{ live(d) }} AND {{live( f )}} RETURN d\n"))
     assert named["q"].text == "MATCH (n) WHERE n.ok = true RETURN n"
+    assert named["r"].text == "MATCH (d), (f) WHERE d.ok AND NOT d.gone AND f.ok AND NOT f.gone RETURN d"
 
 
 @pytest.mark.parametrize("text", [
@@ -51,6 +55,8 @@ def test_loader_expands_fragments(tmp_path: Path) -> None:
     "// name: a\nRETURN {{ missing }}",
     "// name: a\nCYPHER 5 RETURN 1",
     "// name: a\n// only a comment",
+    "// fragment: v\n_x_.ok\n// name: a\nMATCH (n) WHERE {{ v }} RETURN n",  # needs a variable
+    "// fragment: v\nn.ok\n// name: a\nMATCH (n) WHERE {{ v(n) }} RETURN n",  # takes none
 ])
 def test_loader_rejects_malformed_files(tmp_path: Path, text: str) -> None:
     with pytest.raises(ValueError):

@@ -2,8 +2,9 @@
 
 File format: a line ``// name: some_statement`` starts a statement; ``// fragment: some_fragment``
 starts a reusable piece (a view predicate, a projection) that statements include as
-``{{ some_fragment }}``. Inclusion happens once, at load time, from these files only: user input is
-never part of query text, it always travels as parameters. Other ``//`` lines are comments.
+``{{ some_fragment }}``, or as ``{{ some_fragment(d) }}`` to bind the fragment's node placeholder ``_x_``
+to the statement's variable ``d``. Inclusion happens once, at load time, from these files only: user
+input is never part of query text, it always travels as parameters. Other ``//`` lines are comments.
 
 Files named ``*.neo4j.cypher`` hold the few statements only Neo4j accepts (index DDL,
 ``db.awaitIndexes``); the dialect seam decides when they run.
@@ -19,7 +20,8 @@ from pathlib import Path
 CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
 
 _HEADER = re.compile(r"^//\s*(name|fragment):\s*([a-z][a-z0-9_]*)\s*$")
-_INCLUDE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
+_INCLUDE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*(?:\(\s*([a-z][a-z0-9_]*)\s*\))?\s*\}\}")
+PLACEHOLDER = "_x_"
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,11 @@ def load_statements(directory: Path = CYPHER_DIR) -> dict[str, Statement]:
                 raise ValueError(f"unknown fragment {{{{ {name} }}}}")
             if name in seen:
                 raise ValueError(f"fragment {name} includes itself")
-            return expand(fragments[name], (*seen, name))
+            body = expand(fragments[name], (*seen, name))
+            variable = match.group(2)
+            if (variable is None) != (PLACEHOLDER not in body):
+                raise ValueError(f"fragment {name} {'needs' if variable is None else 'takes no'} a variable")
+            return body.replace(PLACEHOLDER, variable) if variable else body
 
         return _INCLUDE.sub(include, text)
 

@@ -1,0 +1,79 @@
+"""Retrieval signals on the real engine: the time views hold on every signal, and a small namespace
+inside a large one finds its hits through both the exact scan and the widening index path."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import neo4j
+import pytest
+
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.search import retrieve
+from graphmem.search.retrieve import fulltext_candidates, vector_candidates
+from graphmem.service import MemoryService
+from graphmem.store.driver import Tx
+from graphmem.store.views import View
+from helpers import query
+
+
+def fact_texts(graph: neo4j.Driver, ids: list[str]) -> list[str]:
+    rows = query(graph, "UNWIND $ids AS id MATCH (f:Fact {id: id}) RETURN f.text AS t", ids=ids)
+    return [r["t"] for r in rows]
+
+
+@pytest.mark.parametrize("signal", ["vector", "fulltext"])
+def test_views_hold_on_every_signal(runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str,
+                                    graph: neo4j.Driver, signal: str) -> None:
+    v1 = service.add_document(ctx, ns, "The winter freeze starts on the fifteenth of December.")
+    v2 = service.update_document(ctx, v1.id, "The winter freeze starts on the tenth of December.")
+    gone = service.add_document(ctx, ns, "The winter freeze starts on the first of December.")
+    service.forget(ctx, gone.id, "soft")
+    question = "When does the winter freeze start?"
+    (vector,) = service.pipeline.embedder.embed([question])
+
+    def hits(view: View) -> list[str]:
+        def read(tx: Tx) -> list[str]:
+            if signal == "vector":
+                found = vector_candidates(tx, runtime.store.dialect, [ns], view, vector, 10)
+            else:
+                found = fulltext_candidates(tx, runtime.store.dialect, [ns], view, "winter freeze", 10)
+            return [c.fact_id for c in found]
+        return fact_texts(graph, runtime.store.read(read))
+
+    assert hits(View()) == ["The winter freeze starts on the tenth of December."]
+    assert hits(View(as_of=v1.recorded_at)) == ["The winter freeze starts on the fifteenth of December."]
+    assert hits(View(as_of=v2.recorded_at)) == ["The winter freeze starts on the tenth of December."]
+    assert len(hits(View(include_superseded=True))) == 2
+    assert len(hits(View(include_superseded=True, include_forgotten=True))) == 3
+
+
+def _plant(graph: neo4j.Driver, namespace: str, vectors: list[list[float]], text: str) -> list[str]:
+    rows = [{"id": str(uuid.uuid4()), "namespace": namespace, "text": f"{text} {i}", "embedding": v,
+             "is_latest": True, "is_forgotten": False, "recorded_at": 1} for i, v in enumerate(vectors)]
+    query(graph, "UNWIND $rows AS row CREATE (f:Fact) SET f = row", rows=rows)
+    return [r["id"] for r in rows]
+
+
+def _unit(rng: random.Random, centre: list[float], spread: float) -> list[float]:
+    v = [c + rng.gauss(0, spread) for c in centre]
+    norm = sum(x * x for x in v) ** 0.5
+    return [x / norm for x in v]
+
+
+@pytest.mark.parametrize("path", ["exact_scan", "index"])
+def test_small_namespace_inside_a_large_one_finds_its_hits(runtime: Runtime, graph: neo4j.Driver, ns: str,
+                                                          monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    rng = random.Random(5)
+    centre = _unit(rng, [0.0] * 384, 1.0)
+    _plant(graph, f"{ns}-crowd", [_unit(rng, centre, 0.01) for _ in range(400)], "crowd")  # all nearer
+    mine = _plant(graph, ns, [_unit(rng, centre, 0.2) for _ in range(3)], "mine")
+    if path == "index":
+        monkeypatch.setattr(retrieve, "EXACT_SCAN_MAX_FACTS", 0)
+
+    def read(tx: Tx) -> list[str]:
+        return [c.fact_id for c in vector_candidates(tx, runtime.store.dialect, [ns], View(), centre, 5)]
+
+    assert sorted(runtime.store.read(read)) == sorted(mine)
