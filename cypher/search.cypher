@@ -50,3 +50,55 @@ LIMIT $limit
 MATCH (f:Fact)
 WHERE f.namespace IN $namespaces
 RETURN count(f) AS facts
+
+// Graph expansion, one hop from the top hits: facts that mention the same entities (entity fan-out
+// capped so a hub cannot flood the list), and the neighbouring sentences of the same document.
+// name: facts_sharing_entities
+UNWIND $fact_ids AS seed_id
+MATCH (seed:Fact {id: seed_id})-[:MENTIONS]->(e:Entity)
+WHERE seed.namespace IN $namespaces AND e.namespace = seed.namespace
+CALL (e, seed) {
+  MATCH (f:Fact)-[:MENTIONS]->(e)
+  WHERE f.id <> seed.id AND f.namespace = seed.namespace AND {{ in_view(f) }}
+  RETURN f
+  ORDER BY f.id
+  LIMIT $fanout
+}
+WITH f, count(DISTINCT e) AS shared
+RETURN f.id AS id, toFloat(shared) AS score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// name: facts_neighbouring
+UNWIND $fact_ids AS seed_id
+MATCH (d:Document)-[:CONTAINS]->(seed:Fact {id: seed_id})
+WHERE seed.namespace IN $namespaces AND d.namespace = seed.namespace
+MATCH (d)-[:CONTAINS]->(f:Fact)
+WHERE f.id <> seed.id AND abs(f.position - seed.position) = 1 AND {{ in_view(f) }}
+RETURN DISTINCT f.id AS id, 1.0 AS score
+ORDER BY id
+LIMIT $limit
+
+// Facts mentioning entities whose name matches the query (full text on Entity.name).
+// name: facts_by_entity_name
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace IN $namespaces
+MATCH (f:Fact)-[:MENTIONS]->(e)
+WHERE f.namespace = e.namespace AND {{ in_view(f) }}
+WITH f, max(score) AS score
+RETURN f.id AS id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// The facts behind hits, with their citation (document, span) and what they mention.
+// name: facts_hydrate
+UNWIND $fact_ids AS fact_id
+MATCH (d:Document)-[:CONTAINS]->(f:Fact {id: fact_id})
+WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
+OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity)
+WITH d, f, collect(e {.id, .name, .type}) AS entities
+RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
+       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.embedding AS embedding,
+       d.id AS document_id, d.title AS title, d.source AS source, d.version AS version,
+       d.chain_id AS chain_id, entities

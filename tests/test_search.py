@@ -1,0 +1,75 @@
+"""Hybrid fact search through the service on the real engine (hashing embedder, real spaCy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.model import CallerContext
+from graphmem.service import MemoryService
+from graphmem.store.views import View
+
+MEMORIES = [
+    "Priya Raman leads Project Falcon at Corvid Works.",
+    "Project Falcon streams its events through Kafka.",
+    "Marcus prefers PostgreSQL for billing data.",
+    "The office in Porto opens at nine.",
+]
+
+
+@pytest.fixture
+def loaded(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, str]:
+    docs = service.add_documents(ctx, ns, [{"content": m, "title": f"m{i}"} for i, m in enumerate(MEMORIES)])
+    return {d.content or "": d.id for d in docs}
+
+
+def test_finds_cites_and_explains(service: MemoryService, ctx: CallerContext, ns: str,
+                                  loaded: dict[str, str]) -> None:
+    hits = service.search(ctx, "Which platform does Project Falcon use for events?", explain=True)
+    assert hits[0].text == "Project Falcon streams its events through Kafka."
+    top = hits[0]
+    assert top.citation.document_id == loaded[top.text] and top.citation.start == 0
+    assert top.citation.end == len(top.text) and top.citation.title == "m1"
+    assert top.explain is not None and {"vector", "fulltext"} <= set(top.explain.signals)
+    assert top.explain.path[:2] == [top.citation.document_id, top.fact_id]
+    assert "embedding" not in top.model_dump_json()
+    # the other Falcon fact comes in through the shared entity (graph expansion)
+    falcon = next(h for h in hits if h.text.startswith("Priya"))
+    assert falcon.explain is not None and "graph" in falcon.explain.signals
+    again = service.search(ctx, "Which platform does Project Falcon use for events?", explain=True)
+    assert [h.fact_id for h in again] == [h.fact_id for h in hits]  # deterministic
+
+
+def test_current_view_never_returns_old_or_forgotten(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    v1 = service.add_document(ctx, ns, "The billing service runs on MySQL.")
+    v2 = service.update_document(ctx, v1.id, "The billing service runs on PostgreSQL.")
+    gone = service.add_document(ctx, ns, "The billing service ran on Oracle long ago.")
+    service.forget(ctx, gone.id, "soft")
+    texts = [h.text for h in service.search(ctx, "billing service database MySQL Oracle", limit=20)]
+    assert texts == ["The billing service runs on PostgreSQL."]
+    old = service.search(ctx, "billing service database", view=View(as_of=v1.recorded_at))
+    assert [h.text for h in old] == ["The billing service runs on MySQL."]
+    assert old[0].version == 1 and not old[0].is_latest
+    assert v2.version == 2
+
+
+def test_namespaces_are_never_crossed(service: MemoryService, ctx: CallerContext, ns: str,
+                                      loaded: dict[str, str]) -> None:
+    other = CallerContext.for_namespaces(f"{ns}-x")
+    service.add_document(other, f"{ns}-x", "Project Falcon streams its events through Kafka, says the other team.")
+    assert all(h.citation.document_id in loaded.values()
+               for h in service.search(ctx, "Project Falcon Kafka events", limit=50))
+    with pytest.raises(NotFound):
+        service.search(ctx, "Kafka", namespaces=[f"{ns}-x"])
+
+
+def test_min_score_and_bad_options(service: MemoryService, ctx: CallerContext, ns: str,
+                                   loaded: dict[str, str]) -> None:
+    assert service.search(ctx, "Porto office opening time", min_score=1.0) == []
+    for bad in ({"limit": 0}, {"limit": 101}, {"min_score": 2}, {"weights": "x"}, {"unknown": 1}):
+        with pytest.raises(InvalidInput):
+            service.search(ctx, "Porto", **bad)
+    for query in ("", "   ", "x" * 1001):
+        with pytest.raises(InvalidInput):
+            service.search(ctx, query)
+    assert service.search(ctx, "AND ( OR )")  # nothing for full text, vector still answers
