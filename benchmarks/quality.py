@@ -1,8 +1,9 @@
 """Retrieval quality on the gold set in benchmarks/data (real model, bundled engine).
 
 Prints recall@5, recall@10 and MRR over the answerable questions for full text alone, vector alone,
-naive RRF (vector + full text, equal weights) and the full pipeline (adds graph expansion). Not yet here
-(the rest of the search issue): the update scenarios of updates.json and abstention accuracy.
+naive RRF (vector + full text, equal weights) and the full pipeline (adds graph expansion), and how many
+checks of the update scenarios hold (current and as-of views, forgetting; times captured during the run).
+Not yet here (the rest of the search issue): abstention accuracy.
 
 A question's relevant set is its gold memories; a ranking is the order in which their documents first
 appear among the fact hits. recall@k = share of the relevant memories in the first k documents.
@@ -13,11 +14,12 @@ appear among the fact hits. recall@k = share of the relevant memories in the fir
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from gold import load_jsonl, run_update_scenarios
 
 from graphmem.config import Settings
 from graphmem.model import CallerContext
@@ -28,12 +30,7 @@ from graphmem.search.retrieve import fulltext_candidates, vector_candidates
 from graphmem.store.driver import Tx
 from graphmem.store.views import View
 
-DATA = Path(__file__).parent / "data"
 POOL = 30
-
-
-def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def ranking(fact_ids: list[str], doc_of: dict[str, str]) -> list[str]:
@@ -56,8 +53,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="minilm")
     args = parser.parse_args()
-    memories = load(DATA / "memories.jsonl")
-    questions = [q for q in load(DATA / "questions.jsonl") if q["answers"]]
+    memories = load_jsonl("memories.jsonl")
+    questions = [q for q in load_jsonl("questions.jsonl") if q["answers"]]
     with tempfile.TemporaryDirectory(prefix="graphmem-quality-") as tmp:
         settings = Settings(_env_file=None, neo4j_uri=None, data_dir=Path(tmp), embedder=args.embedder)  # type: ignore[call-arg]
         runtime = Runtime.open(settings)
@@ -97,6 +94,10 @@ def main() -> None:
             for name, fn in configs.items():
                 r5, r10, mrr = metrics(signal(fn))
                 print(f"{name:<14} {r5:9.3f} {r10:10.3f} {mrr:7.3f}")
+            checks = run_update_scenarios(service, "updates")
+            print(f"update scenarios: {sum(c.passed for c in checks)}/{len(checks)} checks hold")
+            for failed in (c for c in checks if not c.passed):
+                print(f"  FAILED {failed.scenario}: {failed.check} got {failed.got}")
         finally:
             runtime.close()
 

@@ -4,6 +4,7 @@ hold these vectors)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +128,13 @@ def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
         assert sum(a * b for a, b in zip(rows[0]["v"], expected, strict=True)) > 0.9999
     finally:
         after.close()
+
+
+def test_update_scenarios_of_the_gold_set_all_hold(real: Runtime) -> None:
+    """benchmarks/data/updates.json with the real model: current, as-of and forgotten views, 100%."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from gold import run_update_scenarios
+
+    results = run_update_scenarios(real.service, "gold-updates")
+    failed = [(r.scenario, r.check, r.got) for r in results if not r.passed]
+    assert len(results) >= 15 and not failed
