@@ -16,7 +16,7 @@ import pytest
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from helpers import engine_processes, make_settings
+from helpers import engine_processes, graph_driver, make_settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -41,10 +41,8 @@ def runtime(run_root: Path) -> Iterator[Runtime]:
 @pytest.fixture(scope="session")
 def graph(runtime: Runtime) -> Iterator[neo4j.Driver]:
     """An independent driver for checking what is really in the graph."""
-    assert runtime.engine is not None
-    driver = neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))
-    yield driver
-    driver.close()
+    with graph_driver(runtime) as driver:
+        yield driver
 
 
 @pytest.fixture

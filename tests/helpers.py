@@ -9,6 +9,7 @@ import neo4j
 import psutil
 
 from graphmem.config import Settings
+from graphmem.runtime import Runtime
 
 
 def engine_processes(root: Path) -> list[psutil.Process]:
@@ -38,3 +39,9 @@ def counts(driver: neo4j.Driver, namespace: str) -> tuple[int, int]:
     rels = query(driver, "MATCH (a)-[r]->(b) WHERE a.namespace = $ns OR b.namespace = $ns "
                          "RETURN count(r) AS c", ns=namespace)[0]["c"]
     return int(nodes), int(rels)
+
+
+def graph_driver(runtime: Runtime) -> neo4j.Driver:
+    """An independent driver to a runtime's bundled engine, for checking what is really in the graph."""
+    assert runtime.engine is not None
+    return neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))

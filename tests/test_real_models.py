@@ -17,7 +17,7 @@ from graphmem.nlp.embedder import MiniLMEmbedder
 from graphmem.runtime import Runtime
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
-from helpers import make_settings, query
+from helpers import graph_driver, make_settings, query
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +29,8 @@ def real(run_root: Path) -> Iterator[Runtime]:
 
 @pytest.fixture(scope="module")
 def real_graph(real: Runtime) -> Iterator[neo4j.Driver]:
-    assert real.engine is not None
-    driver = neo4j.GraphDatabase.driver(real.engine.bolt_uri, auth=("root", real.engine.password()))
-    yield driver
-    driver.close()
+    with graph_driver(real) as driver:
+        yield driver
 
 
 def test_ingest_with_real_embeddings_and_find_a_fact_by_vector(real: Runtime, real_graph: neo4j.Driver) -> None:
@@ -121,8 +119,7 @@ def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
         switching.close()
     after = Runtime.open(make_settings(data_dir, embedder="minilm"))  # now the recorded model
     try:
-        assert after.engine is not None
-        with neo4j.GraphDatabase.driver(after.engine.bolt_uri, auth=("root", after.engine.password())) as driver:
+        with graph_driver(after) as driver:
             rows = query(driver, "MATCH (f:Fact) RETURN f.text AS t, f.embedding AS v")
         (expected,) = after.service.pipeline.embedder.embed([rows[0]["t"]])
         assert sum(a * b for a, b in zip(rows[0]["v"], expected, strict=True)) > 0.9999
