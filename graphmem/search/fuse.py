@@ -20,8 +20,10 @@ class Fused:
     signals: dict[str, Candidate] = field(default_factory=dict)
 
 
-def rrf(lists: Mapping[str, list[Candidate]], weights: Mapping[str, float], k: int = RRF_K) -> list[Fused]:
-    """Sum of weight / (k + rank) over the signals that found the fact; ties broken by id."""
+def rrf(lists: Mapping[str, list[Candidate]], weights: Mapping[str, float], k: int | None = None) -> list[Fused]:
+    """Sum of weight / (k + rank) over the signals that found the fact; ties broken by id. ``k`` defaults to
+    ``RRF_K`` at call time (so tuning runs can change the module constant)."""
+    k = RRF_K if k is None else k
     fused: dict[str, Fused] = {}
     for signal, candidates in lists.items():
         weight = weights.get(signal, 1.0)
