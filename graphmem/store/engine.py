@@ -42,6 +42,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from graphmem.config import Settings
 from graphmem.errors import EngineError
 from graphmem.store.processes import die_with_parent, free_port, gone, port_is_free, spawner
+from graphmem.store.queries import statements
 
 PACKAGE = "arcadedb-embedded"
 MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
@@ -291,7 +292,7 @@ class BundledEngine:
             try:
                 with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=1.0) as driver, \
                         driver.session(database=state.database) as session:
-                    session.run("RETURN 1").consume()
+                    session.run(statements()["ping"].text).consume()
                     return
             except (DriverError, Neo4jError, OSError):
                 pass
