@@ -97,22 +97,24 @@ def _limits(info: ValidationInfo) -> Limits:
     return limits if isinstance(limits, Limits) else Limits()
 
 
+def invalid_input(exc: ValidationError) -> InvalidInput:
+    """Pydantic's report as one ``InvalidInput`` listing every problem (no input values echoed)."""
+    errors = exc.errors(include_url=False, include_input=False)
+    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {str(e['msg']).removeprefix('Value error, ')}"
+                for e in errors]
+    return InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in errors if e["loc"]])
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
     def parse(cls, limits: Limits, **values: Any) -> _Input:
-        """Validate, turning pydantic's report into one ``InvalidInput`` with every problem listed."""
+        """Validate against ``limits``; any problem is one ``InvalidInput``."""
         try:
             return cls.model_validate(values, context={"limits": limits})
         except ValidationError as exc:
-            problems = []
-            for error in exc.errors(include_url=False, include_input=False):
-                where = ".".join(str(p) for p in error["loc"]) or "input"
-                message = str(error["msg"]).removeprefix("Value error, ")
-                problems.append(f"{where}: {message}")
-            raise InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in exc.errors()
-                                                             if e["loc"]]) from None
+            raise invalid_input(exc) from None
 
 
 def _content(value: str, info: ValidationInfo) -> str:

@@ -38,6 +38,7 @@ from graphmem.model import (
     Page,
     UpdateInput,
     check_id,
+    invalid_input,
 )
 from graphmem.records import content_hash, document_record, tombstone_key
 from graphmem.search.hybrid import FactHit, SearchOptions, search_facts
@@ -188,8 +189,7 @@ class MemoryService(Forgetting):
         try:
             settings = SearchOptions.model_validate(options)
         except ValidationError as exc:
-            raise InvalidInput("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(
-                include_url=False, include_input=False))) from None
+            raise invalid_input(exc) from None
         (vector,) = self.pipeline.embedder.embed([query])
         now = self.clock()
         return self.store.read(lambda tx: search_facts(tx, self.store.dialect, names, query, vector, settings, now))
