@@ -28,7 +28,7 @@ from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, No
 from graphmem.forgetting import Forgetting
 from graphmem.ingest.jobs import MAX_JOB_CHARS, JobInfo, get_job, job_record
 from graphmem.ingest.pipeline import PreparedDocument
-from graphmem.ingest.write import sync_type_labels, write_documents
+from graphmem.ingest.write import write_documents
 from graphmem.model import (
     CallerContext,
     Document,
@@ -107,8 +107,7 @@ class MemoryService(Forgetting):
     def _commit_adds(self, plan: _AddPlan, also: Callable[[Tx, list[Document]], None] | None) -> list[Document]:
         ns, prepared = plan.namespace, plan.prepared
 
-        def write(tx: Tx) -> list[Document]:
-            written.clear()  # a retried transaction starts over
+        def write(tx: Tx) -> tuple[list[Document], str, list[str]]:
             keys = [key for key, _ in plan.requests if key]
             by_request = {row["request_key"]: row for row in
                           tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
@@ -146,17 +145,13 @@ class MemoryService(Forgetting):
                     current[digest] = document["id"]  # the same text twice in one batch: one memory
                     batch.append((document, prepared[digest]))
                     results.append(Document.model_validate({**document, "latest_id": document["id"]}))
-            if batch:
-                written.extend(write_documents(tx, ns, batch, now, self._write_options).entity_keys)
+            entity_keys = write_documents(tx, ns, batch, now, self._write_options).entity_keys if batch else []
             documents = [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
             if also is not None:
                 also(tx, documents)
-            return documents
+            return documents, ns, entity_keys
 
-        written: list[str] = []
-        documents = self.store.write(write)
-        sync_type_labels(self.store, ns, written)
-        return documents
+        return self._write_labelled(write)
 
     def _parse_items(self, items: object) -> list[DocumentInput]:
         if not isinstance(items, list) or not 1 <= len(items) <= self.limits.batch_max:
@@ -280,8 +275,7 @@ class MemoryService(Forgetting):
         assert isinstance(data, UpdateInput)
         prepared = self.pipeline.prepare([data.content])[0]
 
-        def write(tx: Tx) -> Document:
-            written.clear()  # a retried transaction starts over
+        def write(tx: Tx) -> tuple[Document, str, list[str]]:
             row = self._lock_chain(tx, ctx, doc_id)
             ns = row["namespace"]
             request_key = f"{ns}|{data.request_id}" if data.request_id else None
@@ -291,11 +285,11 @@ class MemoryService(Forgetting):
                 existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
                 if existing is not None:
                     self._same_request(existing["request_hash"], request_hash, data.request_id)
-                    return self._fetch(tx, existing["id"], [ns])
+                    return self._fetch(tx, existing["id"], [ns]), ns, []
             self._check_updatable(row, doc_id, data.expected_version)
             digest = content_hash(ns, data.content)
             if digest == row["latest_content_hash"]:  # the same text again: nothing to version
-                return self._fetch(tx, row["latest_id"], [ns])
+                return self._fetch(tx, row["latest_id"], [ns]), ns, []
             twin = tx.single("documents_by_current_hash", hash_keys=[digest], namespace=ns)
             if twin is not None:
                 raise Conflict(f"memory {twin['id']} already holds exactly this content",
@@ -307,16 +301,12 @@ class MemoryService(Forgetting):
                 source=row["source"], metadata=row["metadata"], request_key=request_key,
                 request_hash=request_hash if request_key else None, fact_count=len(prepared.facts))
             tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)
-            written[ns] = write_documents(tx, ns, [(document, prepared)], now, self._write_options).entity_keys
+            entity_keys = write_documents(tx, ns, [(document, prepared)], now, self._write_options).entity_keys
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
             return Document.model_validate({**document, "parent_id": row["latest_id"],
-                                            "latest_id": document["id"]})
+                                            "latest_id": document["id"]}), ns, entity_keys
 
-        written: dict[str, list[str]] = {}  # namespace → entity keys, known once the chain is locked
-        updated = self.store.write(write)
-        for namespace, keys in written.items():
-            sync_type_labels(self.store, namespace, keys)
-        return updated
+        return self._write_labelled(write)
 
     @staticmethod
     def _check_updatable(row: dict[str, Any], doc_id: str, expected_version: int | None) -> None:

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from graphmem.config import Settings
 from graphmem.errors import Conflict, Forbidden, NotFound
 from graphmem.ingest.pipeline import Pipeline
-from graphmem.ingest.write import WriteOptions
+from graphmem.ingest.write import WriteOptions, sync_type_labels
 from graphmem.model import CallerContext, Document, check_namespace
 from graphmem.records import now_ms
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+
+T = TypeVar("T")
 
 
 class ServiceBase:
@@ -66,6 +68,13 @@ class ServiceBase:
         if stored_hash != request_hash:
             raise Conflict(f"request_id {request_id!r} was already used for a different request",
                            next_step="use a new request_id for a new request")
+
+    def _write_labelled(self, fn: Callable[[Tx], tuple[T, str, list[str]]]) -> T:
+        """Run a write that returns (result, namespace, entity keys written), then give those entities their
+        type labels in transactions of their own (``ingest.write.sync_type_labels`` says why)."""
+        result, namespace, keys = self.store.write(fn)
+        sync_type_labels(self.store, namespace, keys)
+        return result
 
     def _lock_chain(self, tx: Tx, ctx: CallerContext, doc_id: str) -> dict[str, Any]:
         """Lock the latest version of the chain holding ``doc_id``; checks existence and write access."""
