@@ -9,13 +9,14 @@ parses them with spaCy in bounded batches, and embeds facts and entity names, ov
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from graphmem.config import Settings
 from graphmem.ingest.extract import EXTRACTOR, USER, Mention, SentenceExtraction, Triple, extract
-from graphmem.ingest.resolve import display, normalize_name
+from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import Span, split_sentences
 from graphmem.nlp.embedder import Embedder, get_embedder
 from graphmem.nlp.language import LANGUAGE_LOCK, get_language
@@ -69,29 +70,23 @@ class Pipeline:
         self.embedder.embed(["warm up"])
 
     def prepare(self, contents: Sequence[str]) -> list[PreparedDocument]:
-        import time
-
         started = time.perf_counter()
         spans = [split_sentences(content) for content in contents]
         split_s = time.perf_counter() - started
         flat = [(doc, span) for doc, doc_spans in enumerate(spans) for span in doc_spans]
         extractions: list[SentenceExtraction] = []
-        vectors: list[list[float]] = []
-        extract_s = embed_s = 0.0
-        pending: Future[tuple[list[list[float]], float]] | None = None
+        embeddings: list[Future[tuple[list[list[float]], float]]] = []
+        extract_s = 0.0
         for batch in _batches(flat, self.settings.ingest_batch_sentences):
-            texts = [span.text for _, span in batch]
-            next_embedding = self._embed_pool.submit(self._timed_embed, texts)
+            # the embedding thread works on this batch while spaCy parses it here
+            embeddings.append(self._embed_pool.submit(self._timed_embed, [span.text for _, span in batch]))
             t0 = time.perf_counter()
             extractions.extend(self._extract(batch))
             extract_s += time.perf_counter() - t0
-            if pending is not None:
-                done, seconds = pending.result()
-                vectors.extend(done)
-                embed_s += seconds
-            pending = next_embedding
-        if pending is not None:
-            done, seconds = pending.result()
+        vectors: list[list[float]] = []
+        embed_s = 0.0
+        for future in embeddings:
+            done, seconds = future.result()
             vectors.extend(done)
             embed_s += seconds
 
@@ -110,8 +105,6 @@ class Pipeline:
         return documents
 
     def _timed_embed(self, texts: list[str]) -> tuple[list[list[float]], float]:
-        import time
-
         t0 = time.perf_counter()
         return self.embedder.embed(texts), time.perf_counter() - t0
 
@@ -122,20 +115,21 @@ class Pipeline:
         return [extract(doc, span.start) for doc, (_, span) in zip(parsed, batch, strict=True)]
 
     def _embed_entities(self, documents: list[PreparedDocument]) -> None:
-        """An entity's embedding is the embedding of its name (the user entity: the configured name)."""
-        names: dict[str, str] = {}
+        """Each document gets the embeddings of the entities it mentions, keyed by normalised name (the
+        user entity: ``@user``, embedded by its configured name). Each distinct name is embedded once."""
+        per_document: list[dict[str, str]] = []
         for document in documents:
+            names: dict[str, str] = {}
             for fact in document.facts:
                 for mention in fact.mentions:
-                    if mention.entity.type == USER:
-                        continue
                     name, _ = display(mention.entity, self.settings.user_entity_name)
-                    names.setdefault(normalize_name(name), name)
-        names.setdefault("@user", self.settings.user_entity_name)
-        keys = list(names)
-        vectors = dict(zip(keys, self.embedder.embed([names[k] for k in keys]), strict=True))
-        for document in documents:
-            document.entity_embeddings = vectors
+                    key = USER_KEY if mention.entity.type == USER else normalize_name(name)
+                    names.setdefault(key, name)
+            per_document.append(names)
+        unique = {key: name for names in per_document for key, name in names.items()}
+        vectors = dict(zip(unique, self.embedder.embed(list(unique.values())), strict=True))
+        for document, names in zip(documents, per_document, strict=True):
+            document.entity_embeddings = {key: vectors[key] for key in names}
 
 
 def _batches(items: list[tuple[int, Span]], size: int) -> Iterator[list[tuple[int, Span]]]:
