@@ -22,9 +22,12 @@ class Forgetting(ServiceBase):
         """Forget the whole memory (every version) holding ``id``.
 
         * ``soft``: hidden from current views, restorable;
-        * ``redact``: text, title, metadata, hashes and embeddings removed; nodes, lineage, spans and
-          times kept; cannot be restored;
-        * ``hard``: every version and fact deleted.
+        * ``redact``: content, title, source, metadata, hashes, fact text, attributes and embeddings
+          removed, with the triples and mentions of its facts; nodes, lineage, spans and times kept;
+          cannot be restored;
+        * ``hard``: every version and fact deleted, with their triples.
+
+        Redact and hard also delete entities that no fact mentions any more.
 
         Repeats are idempotent: soft and redact change nothing the second time. A repeated hard delete
         finds nothing and is ``NotFound``, unless it carries the first call's ``request_id``, which
@@ -66,9 +69,7 @@ class Forgetting(ServiceBase):
             if any(r["namespace"] == ns for r in receipts):
                 raise Conflict(f"request_id {rid!r} was already used for a different request",
                                next_step="use a new request_id for a new request")
-            params = {"chain_id": chain_id, "namespace": ns}
-            if forget_mode is not ForgetMode.hard:
-                params["now"] = now
+            params = {"chain_id": chain_id, "namespace": ns, "now": now}
             step = _FORGET_STATEMENTS[forget_mode]
             mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
                 if forget_mode is not ForgetMode.soft else None
@@ -85,18 +86,17 @@ class Forgetting(ServiceBase):
             result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,
                                   documents=docs["changed"] if docs else 0,
                                   facts=facts["changed"] if facts else 0)
-            if forget_mode is ForgetMode.hard and docs and docs["request_keys"]:
-                # content-free markers, so a late retry of the add cannot bring the memory back
-                tx.run("receipts_create", receipts=[
-                    {"id": str(uuid.uuid4()), "namespace": ns, "request_key": tombstone_key(key),
-                     "target_id": chain_id, "operation": "tombstone", "recorded_at": now}
-                    for key in docs["request_keys"]])
+            # tombstones: content-free markers, so a late retry of the add cannot bring the memory back
+            written = [{"id": str(uuid.uuid4()), "namespace": ns, "request_key": tombstone_key(key),
+                        "target_id": chain_id, "operation": "tombstone", "recorded_at": now}
+                       for key in (docs["request_keys"] if forget_mode is ForgetMode.hard and docs else [])]
             if rid:
-                tx.run("receipts_create", receipts=[{
-                    "id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
-                    "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
-                    "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
-                    "recorded_at": now}])
+                written.append({"id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
+                                "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
+                                "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
+                                "recorded_at": now})
+            if written:
+                tx.run("receipts_create", receipts=written)
             return result
 
         return self.store.write(write)
