@@ -145,7 +145,7 @@ class MemoryService(Forgetting):
                     current[digest] = document["id"]  # the same text twice in one batch: one memory
                     batch.append((document, prepared[digest]))
                     results.append(Document.model_validate({**document, "latest_id": document["id"]}))
-            entity_keys = write_documents(tx, ns, batch, now, self._write_options).entity_keys if batch else []
+            entity_keys = write_documents(tx, ns, batch, now, self._write_options) if batch else []
             documents = [r if isinstance(r, Document) else self._fetch(tx, r, [ns]) for r in results]
             if also is not None:
                 also(tx, documents)
@@ -301,7 +301,7 @@ class MemoryService(Forgetting):
                 source=row["source"], metadata=row["metadata"], request_key=request_key,
                 request_hash=request_hash if request_key else None, fact_count=len(prepared.facts))
             tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)
-            entity_keys = write_documents(tx, ns, [(document, prepared)], now, self._write_options).entity_keys
+            entity_keys = write_documents(tx, ns, [(document, prepared)], now, self._write_options)
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
             return Document.model_validate({**document, "parent_id": row["latest_id"],
                                             "latest_id": document["id"]}), ns, entity_keys

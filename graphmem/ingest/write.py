@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from graphmem.errors import GraphmemError
@@ -34,16 +34,6 @@ class WriteOptions:
     dialect: Dialect
 
 
-@dataclass
-class WriteCounts:
-    facts: int = 0
-    entities_created: int = 0
-    mentions: int = 0
-    triples: int = 0
-    similar_links: int = 0
-    entity_keys: list[str] = field(default_factory=list)  # to relabel once the transaction committed
-
-
 def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[dict[str, Any]]:
     return [
         {"id": str(uuid.uuid4()), "namespace": document["namespace"], "document_id": document["id"],
@@ -55,9 +45,9 @@ def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[d
 
 
 def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
-                    options: WriteOptions) -> WriteCounts:
-    """Documents, facts and everything extracted from them, for one namespace, in the open transaction."""
-    counts = WriteCounts()
+                    options: WriteOptions) -> list[str]:
+    """Documents, facts and everything extracted from them, for one namespace, in the open transaction.
+    Returns the keys of the entities written (they get their type labels once this commits)."""
     facts: list[dict[str, Any]] = []
     mentions: dict[tuple[str, str], dict[str, Any]] = {}
     triples: list[dict[str, Any]] = []
@@ -85,9 +75,8 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
     tx.run("documents_create", documents=[document for document, _ in batch])
     if facts:
         tx.run("facts_create", facts=facts)
-    counts.facts = len(facts)
     if not names:
-        return counts
+        return []
 
     embeddings: dict[str, list[float]] = {}
     for _, prepared in batch:
@@ -107,17 +96,12 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
     new = [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
     links = _similar(tx, namespace, new, options) if new else []
     tx.run("entities_upsert", entities=entities, namespace=namespace, now=now)
-    counts.entity_keys = sorted(names)
-    counts.entities_created = len(entities) - len(existing)
     if links:
         tx.run("similar_links_create", links=links, namespace=namespace, now=now)
-        counts.similar_links = len(links)
     tx.run("mentions_create", mentions=list(mentions.values()), namespace=namespace)
-    counts.mentions = len(mentions)
     if triples:
         tx.run("triples_create", triples=triples, namespace=namespace)
-        counts.triples = len(triples)
-    return counts
+    return sorted(names)
 
 
 def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOptions) -> list[dict[str, Any]]:
