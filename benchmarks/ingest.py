@@ -71,7 +71,6 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             runtime.store.write = timed_write  # type: ignore[method-assign]
             times = service.pipeline.times
             times.split = times.extract = times.embed = 0.0
-            times.sentences = 0
             started = time.perf_counter()
             # Batches run one after the other: spaCy and the embedder overlap inside each batch, but
             # overlapping a batch's write with the next batch's NLP measured slower on 2 cores (the
@@ -81,9 +80,8 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             total = time.perf_counter() - started
             counts = service.namespace_counts(ctx, ns)
             return {"embedder": f"{runtime.versions['embedder']} ({embedder})", "seconds": total,
-                    "memories": len(texts),
-                    "split": times.split, "extract": times.extract, "embed": times.embed, "write": write_seconds,
-                    "sentences": times.sentences, **counts}
+                    "memories": len(texts), "split": times.split, "extract": times.extract, "embed": times.embed,
+                    "write": write_seconds, **counts}
         finally:
             runtime.close()
 

@@ -31,7 +31,6 @@ from graphmem.errors import InvalidInput
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
-SYSTEM_NAMESPACE = "_system"
 METADATA_KEY_CHARS = 128
 INT64 = (-(2**63), 2**63 - 1)
 

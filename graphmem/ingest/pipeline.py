@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from graphmem.config import Settings
-from graphmem.ingest.extract import EXTRACTOR, USER, Mention, SentenceExtraction, Triple, extract
+from graphmem.ingest.extract import USER, Mention, SentenceExtraction, Triple, extract
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import Span, split_sentences
 from graphmem.nlp.embedder import Embedder, get_embedder
@@ -47,7 +47,6 @@ class StageTimes:
     split: float = 0.0
     extract: float = 0.0
     embed: float = 0.0
-    sentences: int = 0
 
 
 class Pipeline:
@@ -55,7 +54,6 @@ class Pipeline:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.extractor = EXTRACTOR
         self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-embed")
         self.times = StageTimes()
         self._times_lock = threading.Lock()
@@ -101,7 +99,6 @@ class Pipeline:
             self.times.split += split_s
             self.times.extract += extract_s
             self.times.embed += embed_s
-            self.times.sentences += len(flat)
         return documents
 
     def _timed_embed(self, texts: list[str]) -> tuple[list[list[float]], float]:
