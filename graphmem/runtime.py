@@ -108,6 +108,12 @@ class Runtime:
         engine_report["reachable"] = True
         return True, {"status": "ok", **report}
 
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.store.close()
         if self.engine is not None and self.owns_engine:

@@ -33,9 +33,8 @@ def run_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def runtime(run_root: Path) -> Iterator[Runtime]:
-    opened = Runtime.open(make_settings(run_root / "shared"), own_engine=True)
-    yield opened
-    opened.close()
+    with Runtime.open(make_settings(run_root / "shared"), own_engine=True) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="session")

@@ -22,9 +22,8 @@ from helpers import graph_driver, make_settings, query
 
 @pytest.fixture(scope="module")
 def real(run_root: Path) -> Iterator[Runtime]:
-    runtime = Runtime.open(make_settings(run_root / "real-models", embedder="minilm"))
-    yield runtime
-    runtime.close()
+    with Runtime.open(make_settings(run_root / "real-models", embedder="minilm")) as runtime:
+        yield runtime
 
 
 @pytest.fixture(scope="module")
@@ -91,40 +90,27 @@ def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Ru
     assert (run_root / "onnx-models" / "all-MiniLM-L6-v2.fp32.onnx").exists()  # exported once, then reused
     assert OnnxMiniLMEmbedder(1, run_root / "onnx-models").embed(["x"]) == onnx.embed(["x"])
     # same model, other backend: the database accepts it (a hashing embedder it refused above)
-    switched = Runtime.open(make_settings(real.settings.data_dir, embedder="onnx"))
-    try:
+    with Runtime.open(make_settings(real.settings.data_dir, embedder="onnx")) as switched:
         assert switched.versions["embedder"] == "all-MiniLM-L6-v2"
-    finally:
-        switched.close()
 
 
 def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
     from graphmem.ingest.reembed import reembed
 
     data_dir = run_root / "reembed"
-    first = Runtime.open(make_settings(data_dir, embedder="hashing"))
     ctx = CallerContext.for_namespaces("re-a", "re-b")
-    try:
+    with Runtime.open(make_settings(data_dir, embedder="hashing")) as first:
         first.service.add_document(ctx, "re-a", "We chose PostgreSQL for the billing service.")
         first.service.add_document(ctx, "re-b", "Bob adopted a puppy named Max.")
-    finally:
-        first.close()
     with pytest.raises(ConfigurationError):
         Runtime.open(make_settings(data_dir, embedder="minilm"))
-    switching = Runtime.open(make_settings(data_dir, embedder="minilm"), check_model=False)
-    try:
+    with Runtime.open(make_settings(data_dir, embedder="minilm"), check_model=False) as switching:
         embedder = switching.service.pipeline.embedder
         assert reembed(switching.store, embedder) >= 2 + 4  # two facts, at least four entities
-    finally:
-        switching.close()
-    after = Runtime.open(make_settings(data_dir, embedder="minilm"))  # now the recorded model
-    try:
-        with graph_driver(after) as driver:
-            rows = query(driver, "MATCH (f:Fact) RETURN f.text AS t, f.embedding AS v")
-        (expected,) = after.service.pipeline.embedder.embed([rows[0]["t"]])
+    with Runtime.open(make_settings(data_dir, embedder="minilm")) as after, graph_driver(after) as driver:
+        rows = query(driver, "MATCH (f:Fact) RETURN f.text AS t, f.embedding AS v")
+        (expected,) = after.service.pipeline.embedder.embed([rows[0]["t"]])  # now the recorded model
         assert sum(a * b for a, b in zip(rows[0]["v"], expected, strict=True)) > 0.9999
-    finally:
-        after.close()
 
 
 def test_update_scenarios_of_the_gold_set_all_hold(real: Runtime) -> None:
