@@ -19,6 +19,51 @@ def load_jsonl(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
 
 
+def load_gold(service: MemoryService, namespace: str) -> dict[str, str]:
+    """Add the gold memories to ``namespace`` in one batch; returns gold memory id by document id."""
+    memories = load_jsonl("memories.jsonl")
+    docs = service.add_documents(CallerContext.for_namespaces(namespace), namespace, [
+        {"content": m["content"], "title": m["title"], "source": f"gold:{m['id']}"} for m in memories])
+    return {d.id: (d.source or "")[len("gold:"):] for d in docs}
+
+
+def document_ranking(document_ids: list[str], gold_of_doc: dict[str, str]) -> list[str]:
+    """Gold memory ids in the order their documents first appear."""
+    seen: list[str] = []
+    for doc in document_ids:
+        gold = gold_of_doc.get(doc)
+        if gold is not None and gold not in seen:
+            seen.append(gold)
+    return seen
+
+
+def metrics(rankings: list[tuple[list[str], set[str]]]) -> tuple[float, float, float]:
+    """recall@5, recall@10 and MRR over (ranking, relevant set) pairs."""
+    r5 = sum(len(set(r[:5]) & rel) / len(rel) for r, rel in rankings) / len(rankings)
+    r10 = sum(len(set(r[:10]) & rel) / len(rel) for r, rel in rankings) / len(rankings)
+    mrr = sum(next((1 / (i + 1) for i, d in enumerate(r) if d in rel), 0.0) for r, rel in rankings) / len(rankings)
+    return r5, r10, mrr
+
+
+def pipeline_rankings(service: MemoryService, namespace: str, gold_of_doc: dict[str, str],
+                      limit: int) -> list[tuple[list[str], set[str]]]:
+    """The full pipeline (``service.search``, default options) on every answerable question."""
+    ctx = CallerContext.for_namespaces(namespace)
+    out = []
+    for q in (q for q in load_jsonl("questions.jsonl") if q["answers"]):
+        hits = service.search(ctx, q["question"], limit=limit)
+        out.append((document_ranking([h.citation.document_id for h in hits], gold_of_doc), set(q["answers"])))
+    return out
+
+
+def abstention(service: MemoryService, namespace: str, questions: list[dict[str, Any]]) -> tuple[int, int]:
+    """(correct, total): recall should find answerable questions and abstain on the others."""
+    ctx = CallerContext.for_namespaces(namespace)
+    correct = sum((service.recall(ctx, q["question"]).answer_status == "found") == bool(q["answers"])
+                  for q in questions)
+    return correct, len(questions)
+
+
 def scenarios() -> list[dict[str, Any]]:
     return list(json.loads((DATA / "updates.json").read_text())["scenarios"])
 

@@ -23,7 +23,7 @@ LIMIT $limit
 // name: facts_vector_search
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node AS f, score
-WHERE f.namespace IN $namespaces AND {{ in_view(f) }}
+WHERE f.namespace IN $namespaces AND {{ in_view(f) }} AND {{ fact_filters(f) }}
 RETURN f.id AS id, score
 ORDER BY score DESC, id
 LIMIT $limit
@@ -32,7 +32,7 @@ LIMIT $limit
 // `raw` is vector.similarity.cosine, whose scale differs by server: the dialect normalises it.
 // name: facts_vector_scan
 MATCH (f:Fact)
-WHERE f.namespace IN $namespaces AND f.embedding IS NOT NULL AND {{ in_view(f) }}
+WHERE f.namespace IN $namespaces AND f.embedding IS NOT NULL AND {{ in_view(f) }} AND {{ fact_filters(f) }}
 WITH f, vector.similarity.cosine(f.embedding, $vector) AS raw
 RETURN f.id AS id, raw
 ORDER BY raw DESC, id
@@ -41,7 +41,7 @@ LIMIT $limit
 // name: facts_fulltext_search
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node AS f, score
-WHERE f.namespace IN $namespaces AND {{ in_view(f) }}
+WHERE f.namespace IN $namespaces AND {{ in_view(f) }} AND {{ fact_filters(f) }}
 RETURN f.id AS id, score
 ORDER BY score DESC, id
 LIMIT $limit
@@ -49,24 +49,27 @@ LIMIT $limit
 // name: facts_count
 MATCH (f:Fact)
 WHERE f.namespace IN $namespaces
-RETURN count(f) AS facts
+RETURN count(f) AS total
 
 // Graph expansion, one hop from the top hits: facts that mention the same entities (entity fan-out
-// capped so a hub cannot flood the list), and the neighbouring sentences of the same document.
+// capped so a hub cannot flood the list), the neighbouring sentences of the same document, and facts
+// mentioning entities whose name matches the query. Each returns its facts' similarity to the query
+// (`raw`, normalised by the dialect): expansion finds candidates, the query decides their order.
 // name: facts_sharing_entities
 UNWIND $fact_ids AS seed_id
 MATCH (seed:Fact {id: seed_id})-[:MENTIONS]->(e:Entity)
 WHERE seed.namespace IN $namespaces AND e.namespace = seed.namespace
 CALL (e, seed) {
   MATCH (f:Fact)-[:MENTIONS]->(e)
-  WHERE f.id <> seed.id AND f.namespace = seed.namespace AND {{ in_view(f) }}
+  WHERE f.id <> seed.id AND f.namespace = seed.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
   RETURN f
   ORDER BY f.id
   LIMIT $fanout
 }
-WITH f, count(DISTINCT e) AS shared
-RETURN f.id AS id, toFloat(shared) AS score
-ORDER BY score DESC, id
+WITH DISTINCT f
+WITH f, {{ similarity(f) }} AS raw
+RETURN f.id AS id, raw
+ORDER BY raw DESC, id
 LIMIT $limit
 
 // name: facts_neighbouring
@@ -74,24 +77,27 @@ UNWIND $fact_ids AS seed_id
 MATCH (d:Document)-[:CONTAINS]->(seed:Fact {id: seed_id})
 WHERE seed.namespace IN $namespaces AND d.namespace = seed.namespace
 MATCH (d)-[:CONTAINS]->(f:Fact)
-WHERE f.id <> seed.id AND abs(f.position - seed.position) = 1 AND {{ in_view(f) }}
-RETURN DISTINCT f.id AS id, 1.0 AS score
-ORDER BY id
+WHERE f.id <> seed.id AND abs(f.position - seed.position) = 1 AND {{ in_view(f) }} AND {{ fact_filters(f) }}
+WITH DISTINCT f
+WITH f, {{ similarity(f) }} AS raw
+RETURN f.id AS id, raw
+ORDER BY raw DESC, id
 LIMIT $limit
 
-// Facts mentioning entities whose name matches the query (full text on Entity.name).
 // name: facts_by_entity_name
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace IN $namespaces
 MATCH (f:Fact)-[:MENTIONS]->(e)
-WHERE f.namespace = e.namespace AND {{ in_view(f) }}
-WITH f, max(score) AS score
-RETURN f.id AS id, score
-ORDER BY score DESC, id
+WHERE f.namespace = e.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
+WITH DISTINCT f
+WITH f, {{ similarity(f) }} AS raw
+RETURN f.id AS id, raw
+ORDER BY raw DESC, id
 LIMIT $limit
 
-// The facts behind hits, with their citation (document, span) and what they mention.
+// The facts behind hits, with their citation (document, span), what they mention and their similarity to
+// the query (`raw`, normalised by the dialect). Embeddings only when asked ($with_embedding, for MMR).
 // name: facts_hydrate
 UNWIND $fact_ids AS fact_id
 MATCH (d:Document)-[:CONTAINS]->(f:Fact {id: fact_id})
@@ -99,6 +105,71 @@ WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
 OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity)
 WITH d, f, collect(e {.id, .name, .type}) AS entities
 RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.embedding AS embedding,
+       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
+       CASE WHEN $with_embedding THEN f.embedding END AS embedding, {{ similarity(f) }} AS raw,
        d.id AS document_id, d.title AS title, d.source AS source, d.version AS version,
        d.chain_id AS chain_id, entities
+
+// Entity search: by embedding (index with over-fetch, or an exact scan for a small namespace) and by name
+// (full text). An entity is visible in a view only while a fact in that view mentions it.
+
+// fragment: entity_in_view
+EXISTS { MATCH (vf:Fact)-[:MENTIONS]->(_x_) WHERE {{ in_view(vf) }} }
+
+// name: entities_vector_search
+CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace IN $namespaces AND {{ entity_in_view(e) }}
+RETURN e.id AS id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// name: entities_vector_scan
+MATCH (e:Entity)
+WHERE e.namespace IN $namespaces AND e.embedding IS NOT NULL AND {{ entity_in_view(e) }}
+WITH e, vector.similarity.cosine(e.embedding, $vector) AS raw
+RETURN e.id AS id, raw
+ORDER BY raw DESC, id
+LIMIT $limit
+
+// name: entities_count
+MATCH (e:Entity)
+WHERE e.namespace IN $namespaces
+RETURN count(e) AS total
+
+// name: entities_name_search
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace IN $namespaces AND {{ entity_in_view(e) }}
+RETURN e.id AS id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// The entities behind hits: how many facts in the view mention them, and their similarity to the query.
+// name: entities_hydrate
+UNWIND $entity_ids AS entity_id
+MATCH (f:Fact)-[:MENTIONS]->(e:Entity {id: entity_id})
+WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }}
+WITH e, count(DISTINCT f) AS facts
+RETURN e.id AS id, e.name AS name, e.type AS type, facts, {{ similarity(e) }} AS raw
+
+// Triple search: the caller resolves subject, object and free-term text to entity ids (and the term to
+// fact ids) through the full-text indexes; a null list means "any". A triple is visible only while the
+// fact it was read from is in the view; `negated` filters when not null.
+// name: triples_search
+MATCH (s:Entity)-[r:RELATES]->(o:Entity)
+WHERE r.namespace IN $namespaces
+  AND ($subject_ids IS NULL OR s.id IN $subject_ids)
+  AND ($object_ids IS NULL OR o.id IN $object_ids)
+  AND ($predicate IS NULL OR toLower(r.predicate) CONTAINS $predicate)
+  AND ($negated IS NULL OR r.negated = $negated)
+  AND ($term IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entity_ids OR r.fact_id IN $term_fact_ids
+       OR toLower(r.predicate) CONTAINS $term)
+MATCH (d:Document)-[:CONTAINS]->(f:Fact {id: r.fact_id})
+WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }}
+RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
+       r.negated AS negated, o.id AS object_id, o.name AS object, o.type AS object_type,
+       f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
+       d.id AS document_id, d.title AS title, d.source AS source
+ORDER BY recorded_at DESC, fact_id, subject_id, predicate, object_id
+LIMIT $limit

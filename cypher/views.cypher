@@ -18,3 +18,16 @@ d {
   .metadata, .fact_count, .created_at, .recorded_at, .superseded_at, .forgotten_at, .restored_at,
   .redacted_at
 }
+
+// Search filters (graphmem/store/views.py Filters), bound to a fact: {{ fact_filters(f) }}.
+// fragment: fact_filters
+($filter_since IS NULL OR _x_.recorded_at >= $filter_since)
+AND ($filter_until IS NULL OR _x_.recorded_at <= $filter_until)
+AND ($filter_document_id IS NULL OR _x_.document_id = $filter_document_id)
+AND ($filter_source IS NULL OR EXISTS { MATCH (fd:Document)-[:CONTAINS]->(_x_) WHERE fd.source = $filter_source })
+AND ($filter_entity_id IS NULL OR EXISTS { MATCH (_x_)-[:MENTIONS]->(fe:Entity) WHERE fe.id = $filter_entity_id })
+
+// Similarity of a node's embedding to $vector as the server computes it (scale per server: the dialect
+// normalises it); -1 without an embedding (a redacted fact), below every real score on both servers.
+// fragment: similarity
+CASE WHEN _x_.embedding IS NULL THEN -1.0 ELSE vector.similarity.cosine(_x_.embedding, $vector) END

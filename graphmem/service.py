@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from graphmem import records
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
 from graphmem.forgetting import Forgetting
@@ -38,11 +36,9 @@ from graphmem.model import (
     Page,
     UpdateInput,
     check_id,
-    invalid_input,
 )
 from graphmem.records import content_hash, document_record, tombstone_key
-from graphmem.search.hybrid import FactHit, SearchOptions, search_facts
-from graphmem.search.lucene import MAX_QUERY_CHARS
+from graphmem.searching import Searching
 from graphmem.store.driver import Tx
 from graphmem.store.views import CURRENT, View
 
@@ -61,7 +57,7 @@ class _AddPlan:
     prepared: dict[str, PreparedDocument]
 
 
-class MemoryService(Forgetting):
+class MemoryService(Forgetting, Searching):
     """The one API both front ends call (see the module docstring)."""
 
     # ---- documents ----------------------------------------------------------------------------------
@@ -168,26 +164,6 @@ class MemoryService(Forgetting):
             assert isinstance(parsed, DocumentInput)
             inputs.append(parsed)
         return inputs
-
-    # ---- search -------------------------------------------------------------------------------------
-
-    def search(self, ctx: CallerContext, query: str, namespaces: list[str] | None = None,
-               **options: Any) -> list[FactHit]:
-        """Hybrid fact search (``graphmem/search/hybrid.py``) in the caller's readable namespaces (or the
-        ones named, each of which must be readable). Options: see ``SearchOptions``."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("query must not be blank", field="query")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInput(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS} are allowed",
-                               field="query")
-        names = sorted({self._readable(ctx, n) for n in namespaces}) if namespaces else ctx.readable
-        try:
-            settings = SearchOptions.model_validate(options)
-        except ValidationError as exc:
-            raise invalid_input(exc) from None
-        (vector,) = self.pipeline.embedder.embed([query])
-        now = self.clock()
-        return self.store.read(lambda tx: search_facts(tx, self.store.dialect, names, query, vector, settings, now))
 
     # ---- asynchronous ingestion ---------------------------------------------------------------------
 

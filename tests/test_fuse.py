@@ -16,10 +16,10 @@ def ranked(signal: str, *ids: str) -> list[Candidate]:
 def test_rrf_sums_weighted_reciprocal_ranks_and_breaks_ties_by_id() -> None:
     fused = rrf({"vector": ranked("vector", "b", "a"), "fulltext": ranked("fulltext", "a", "c")},
                 {"vector": 1.0, "fulltext": 0.5}, k=10)
-    assert [f.fact_id for f in fused] == ["a", "b", "c"]
+    assert [f.id for f in fused] == ["a", "b", "c"]
     assert abs(fused[0].score - (1 / 12 + 0.5 / 11)) < 1e-12 and set(fused[0].signals) == {"vector", "fulltext"}
     tie = rrf({"x": ranked("x", "z"), "y": ranked("y", "y")}, {}, k=10)
-    assert [f.fact_id for f in tie] == ["y", "z"]
+    assert [f.id for f in tie] == ["y", "z"]
 
 
 def test_rrf_reads_its_constant_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,8 +33,8 @@ def test_recency_and_mmr() -> None:
     hits = rrf({"v": ranked("v", "old", "new")}, {}, k=10)
     day = 86_400_000
     recent = with_recency(hits, {"old": 0, "new": 100 * day}, now_ms=100 * day, weight=0.5, half_life_days=1)
-    assert [h.fact_id for h in recent] == ["new", "old"]
+    assert [h.id for h in recent] == ["new", "old"]
     vectors = {"a": [1.0, 0.0], "b": [1.0, 0.0], "c": [0.0, 1.0]}
     diverse = mmr(rrf({"v": ranked("v", "a", "b", "c")}, {}, k=10), vectors.get, limit=2, diversity=0.7)
-    assert [h.fact_id for h in diverse] == ["a", "c"]  # b repeats a
-    assert [h.fact_id for h in mmr(rrf({"v": ranked("v", "a", "b")}, {}, k=10), vectors.get, 2, 0.0)] == ["a", "b"]
+    assert [h.id for h in diverse] == ["a", "c"]  # b repeats a
+    assert [h.id for h in mmr(rrf({"v": ranked("v", "a", "b")}, {}, k=10), vectors.get, 2, 0.0)] == ["a", "b"]

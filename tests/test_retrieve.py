@@ -40,7 +40,7 @@ def test_views_hold_on_every_signal(runtime: Runtime, service: MemoryService, ct
                 found = vector_candidates(tx, runtime.store.dialect, [ns], view, vector, 10)
             else:
                 found = fulltext_candidates(tx, runtime.store.dialect, [ns], view, "winter freeze", 10)
-            return [c.fact_id for c in found]
+            return [c.id for c in found]
         return fact_texts(graph, runtime.store.read(read))
 
     assert hits(View()) == ["The winter freeze starts on the tenth of December."]
@@ -74,6 +74,6 @@ def test_small_namespace_inside_a_large_one_finds_its_hits(runtime: Runtime, gra
         monkeypatch.setattr(retrieve, "EXACT_SCAN_MAX_FACTS", 0)
 
     def read(tx: Tx) -> list[str]:
-        return [c.fact_id for c in vector_candidates(tx, runtime.store.dialect, [ns], View(), centre, 5)]
+        return [c.id for c in vector_candidates(tx, runtime.store.dialect, [ns], View(), centre, 5)]
 
     assert sorted(runtime.store.read(read)) == sorted(mine)

@@ -15,7 +15,7 @@ RRF_K = 60  # the usual constant: damps the difference between rank 1 and rank 2
 
 @dataclass
 class Fused:
-    fact_id: str
+    id: str
     score: float
     signals: dict[str, Candidate] = field(default_factory=dict)
 
@@ -28,10 +28,10 @@ def rrf(lists: Mapping[str, list[Candidate]], weights: Mapping[str, float], k: i
     for signal, candidates in lists.items():
         weight = weights.get(signal, 1.0)
         for candidate in candidates:
-            entry = fused.setdefault(candidate.fact_id, Fused(candidate.fact_id, 0.0))
+            entry = fused.setdefault(candidate.id, Fused(candidate.id, 0.0))
             entry.score += weight / (k + candidate.rank)
             entry.signals[signal] = candidate
-    return sorted(fused.values(), key=lambda f: (-f.score, f.fact_id))
+    return sorted(fused.values(), key=lambda f: (-f.score, f.id))
 
 
 def with_recency(hits: list[Fused], recorded_at: Mapping[str, int], now_ms: int, weight: float,
@@ -40,9 +40,9 @@ def with_recency(hits: list[Fused], recorded_at: Mapping[str, int], now_ms: int,
     if weight <= 0:
         return hits
     for hit in hits:
-        age_days = max(0.0, (now_ms - recorded_at.get(hit.fact_id, now_ms)) / 86_400_000)
+        age_days = max(0.0, (now_ms - recorded_at.get(hit.id, now_ms)) / 86_400_000)
         hit.score += weight * 0.5 ** (age_days / half_life_days)
-    return sorted(hits, key=lambda f: (-f.score, f.fact_id))
+    return sorted(hits, key=lambda f: (-f.score, f.id))
 
 
 def mmr(hits: list[Fused], vector_of: Callable[[str], list[float] | None], limit: int,
@@ -56,10 +56,10 @@ def mmr(hits: list[Fused], vector_of: Callable[[str], list[float] | None], limit
     pool = list(hits)
     while pool and len(picked) < limit:
         def value(hit: Fused) -> float:
-            similarity = max((_cosine(vector_of(hit.fact_id), vector_of(p.fact_id)) for p in picked), default=0.0)
+            similarity = max((_cosine(vector_of(hit.id), vector_of(p.id)) for p in picked), default=0.0)
             return (1 - diversity) * hit.score / top - diversity * similarity
 
-        best = min(pool, key=lambda h: (-value(h), h.fact_id))  # ties: the smaller id, as everywhere
+        best = min(pool, key=lambda h: (-value(h), h.id))  # ties: the smaller id, as everywhere
         picked.append(best)
         pool.remove(best)
     return picked

@@ -18,7 +18,7 @@ from typing import Any
 from graphmem.search.lucene import escape_lucene
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import View
+from graphmem.store.views import NO_FILTERS, Filters, View
 
 EXACT_SCAN_MAX_FACTS = 5_000  # at or below: an exact scan is both exact and fast enough
 OVERFETCH = 4  # first index request: limit x this
@@ -27,40 +27,62 @@ MAX_INDEX_K = 2_000  # widening stops here (post-filtered index results)
 
 @dataclass(frozen=True)
 class Candidate:
-    fact_id: str
-    signal: str  # "vector" or "fulltext"
+    id: str
+    signal: str  # "vector", "fulltext", "graph", "name"
     score: float
     rank: int  # 1-based within its signal
 
 
-def _ranked(rows: list[dict[str, Any]], signal: str, score_key: str = "score",
+def ranked(rows: list[dict[str, Any]], signal: str, score_key: str = "score",
             scale: Any = float) -> list[Candidate]:
     return [Candidate(str(row["id"]), signal, scale(row[score_key]), rank)
             for rank, row in enumerate(rows, start=1)]
 
 
-def vector_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, vector: list[float],
-                      limit: int) -> list[Candidate]:
-    params = {"namespaces": namespaces, "vector": vector, "limit": limit, **view.params()}
-    count = tx.single("facts_count", namespaces=namespaces)
-    if count is not None and int(count["facts"]) <= EXACT_SCAN_MAX_FACTS:
-        rows = tx.run("facts_vector_scan", **params)
-        return _ranked(rows, "vector", "raw", dialect.cosine_score)
+@dataclass(frozen=True)
+class VectorTarget:
+    """The named statements and index of one embedded label (facts or entities)."""
+
+    count: str
+    scan: str
+    search: str
+    index: SearchIndex
+
+
+FACTS = VectorTarget("facts_count", "facts_vector_scan", "facts_vector_search", SearchIndex.fact_embedding)
+ENTITIES = VectorTarget("entities_count", "entities_vector_scan", "entities_vector_search",
+                        SearchIndex.entity_embedding)
+
+
+def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[str, Any], limit: int,
+                  signal: str = "vector") -> list[Candidate]:
+    """The ``limit`` nearest items: an exact scan at or below ``EXACT_SCAN_MAX_FACTS`` items in the caller's
+    namespaces, else the index, widened while the filters inside the statement leave fewer than ``limit``."""
+    params = {**params, "limit": limit}
+    count = tx.single(target.count, namespaces=params["namespaces"])
+    if count is not None and int(next(iter(count.values()))) <= EXACT_SCAN_MAX_FACTS:
+        return ranked(tx.run(target.scan, **params), signal, "raw", dialect.cosine_score)
     k = max(limit * OVERFETCH, 50)
-    index = dialect.index_name(SearchIndex.fact_embedding)
+    index = dialect.index_name(target.index)
     while True:
-        rows = tx.run("facts_vector_search", index=index, k=k, **params)
+        rows = tx.run(target.search, index=index, k=k, **params)
         if len(rows) >= limit or k >= MAX_INDEX_K:
-            return _ranked(rows, "vector")
+            return ranked(rows, signal)
         k = min(k * 4, MAX_INDEX_K)
 
 
+def vector_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, vector: list[float],
+                      limit: int, filters: Filters = NO_FILTERS) -> list[Candidate]:
+    params = {"namespaces": namespaces, "vector": vector, **view.params(), **filters.params()}
+    return vector_ranked(tx, dialect, FACTS, params, limit)
+
+
 def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, text: str,
-                        limit: int) -> list[Candidate]:
+                        limit: int, filters: Filters = NO_FILTERS) -> list[Candidate]:
     query = escape_lucene(text)
     if query is None:
         return []
     rows = tx.run("facts_fulltext_search", index=dialect.index_name(SearchIndex.fact_text), query=query,
                   k=min(max(limit * OVERFETCH, 50), MAX_INDEX_K), limit=limit, namespaces=namespaces,
-                  **view.params())
-    return _ranked(rows, "fulltext")
+                  **view.params(), **filters.params())
+    return ranked(rows, "fulltext")

@@ -59,8 +59,9 @@ class Dialect:
 
     def cosine_score(self, raw: float) -> float:
         """``vector.similarity.cosine`` on a 0..1 scale, as ``db.index.vector.queryNodes`` scores are on both
-        engines: Neo4j already returns (1 + cos) / 2, ArcadeDB returns the raw cosine."""
-        return raw if self.is_neo4j else (1.0 + raw) / 2.0
+        engines: Neo4j already returns (1 + cos) / 2, ArcadeDB returns the raw cosine. Clamped to 0..1, so
+        the -1 the ``similarity`` fragment gives a node without an embedding reads as 0 on both."""
+        return min(1.0, max(0.0, raw if self.is_neo4j else (1.0 + raw) / 2.0))
 
     @property
     def schema_statements(self) -> tuple[str, ...]:

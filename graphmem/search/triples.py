@@ -1,0 +1,102 @@
+"""Triple search: (subject)-[predicate]->(object) by subject, predicate, object or a free term.
+
+Subject, object and term text are resolved to entities through the entity-name full-text index (so
+"Priya" finds "Priya Raman"); the term also matches the text of the fact a triple was read from and the
+predicate. Predicates are stored as verb lemmas with their particles ("stream through"), so the caller
+lemmatises the asked predicate before it is matched as a substring. A negated triple ("Marcus does not
+like MySQL") is always returned with ``negated=True`` and its statement reads "does not"; ``negated``
+filters when set. Newest first (the recorded time of the supporting fact), ties by ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graphmem.search.hybrid import Citation
+from graphmem.search.lucene import escape_lucene
+from graphmem.store.dialect import Dialect, SearchIndex
+from graphmem.store.driver import Tx
+from graphmem.store.views import CURRENT, View
+
+RESOLVE_K = 50  # entities (and facts, for a term) a text may resolve to
+
+
+class TripleQuery(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subject: str | None = Field(None, min_length=1, max_length=200)
+    predicate: str | None = Field(None, min_length=1, max_length=100)
+    object: str | None = Field(None, min_length=1, max_length=200)
+    term: str | None = Field(None, min_length=1, max_length=200)
+    negated: bool | None = None
+    limit: int = Field(10, ge=1, le=100)
+    view: View = CURRENT
+
+    @model_validator(mode="after")
+    def _something_asked(self) -> TripleQuery:
+        if not any((self.subject, self.predicate, self.object, self.term)):
+            raise ValueError("give at least one of subject, predicate, object, term")
+        return self
+
+
+class EntityName(BaseModel):
+    id: str
+    name: str | None
+    type: str | None
+
+
+class TripleHit(BaseModel):
+    subject: EntityName
+    predicate: str
+    object: EntityName
+    negated: bool
+    statement: str = Field(description='"subject predicate object", with "not" when negated')
+    fact_id: str
+    text: str
+    recorded_at: int
+    citation: Citation
+
+
+def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: TripleQuery,
+                   predicate_lemma: str | None) -> list[TripleHit]:
+    params: dict[str, Any] = {"namespaces": namespaces, **query.view.params()}
+    subject_ids = _entity_ids(tx, dialect, params, query.subject)
+    object_ids = _entity_ids(tx, dialect, params, query.object)
+    term_entity_ids = _entity_ids(tx, dialect, params, query.term)
+    term_fact_ids: list[str] | None = None
+    if query.term is not None:
+        escaped = escape_lucene(query.term)
+        term_fact_ids = [] if escaped is None else [r["id"] for r in tx.run(
+            "facts_fulltext_search", index=dialect.index_name(SearchIndex.fact_text), query=escaped,
+            k=RESOLVE_K * 4, limit=RESOLVE_K, filter_since=None, filter_until=None, filter_document_id=None,
+            filter_source=None, filter_entity_id=None, **params)]
+    rows = tx.run("triples_search", subject_ids=subject_ids, object_ids=object_ids,
+                  predicate=predicate_lemma.lower() if predicate_lemma else None, negated=query.negated,
+                  term=query.term.lower() if query.term else None, term_entity_ids=term_entity_ids or [],
+                  term_fact_ids=term_fact_ids or [], limit=query.limit, **params)
+    return [_hit(row) for row in rows]
+
+
+def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | None) -> list[str] | None:
+    """Entities whose name matches ``text`` (None when no text was given: any entity)."""
+    if text is None:
+        return None
+    escaped = escape_lucene(text)
+    if escaped is None:
+        return []
+    rows = tx.run("entities_name_search", index=dialect.index_name(SearchIndex.entity_name), query=escaped,
+                  k=RESOLVE_K * 4, limit=RESOLVE_K, **params)
+    return [r["id"] for r in rows]
+
+
+def _hit(row: dict[str, Any]) -> TripleHit:
+    subject = EntityName(id=row["subject_id"], name=row["subject"], type=row["subject_type"])
+    obj = EntityName(id=row["object_id"], name=row["object"], type=row["object_type"])
+    negated = bool(row["negated"])
+    statement = f"{subject.name} {'not ' if negated else ''}{row['predicate']} {obj.name}"
+    return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,
+                     statement=statement, fact_id=row["fact_id"], text=row["text"], recorded_at=row["recorded_at"],
+                     citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
+                                       start=row["start"], end=row["end"]))

@@ -1,0 +1,154 @@
+"""Search targets beyond facts (documents, entities, triples), the filters, and budgeted recall, on the real
+engine (hashing embedder, real spaCy). Every path is checked against the time views and namespaces."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.model import CallerContext
+from graphmem.search.recall import count_tokens
+from graphmem.service import MemoryService
+from graphmem.store.views import View
+
+
+def test_filters_narrow_inside_the_query(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    first = service.add_document(ctx, ns, "Kafka carries the billing events.", source="notes/a.md")
+    second = service.add_document(ctx, ns, "Kafka carries the audit events for Priya.", source="notes/b.md")
+    query = "Kafka events"
+    assert {h.citation.document_id for h in service.search(ctx, query)} == {first.id, second.id}
+    assert [h.citation.document_id for h in service.search(ctx, query, source="notes/b.md")] == [second.id]
+    assert [h.citation.document_id for h in service.search(ctx, query, document_id=first.id)] == [first.id]
+    assert [h.citation.document_id for h in service.search(ctx, query, since=second.recorded_at)] == [second.id]
+    assert [h.citation.document_id for h in service.search(ctx, query, until=first.recorded_at)] == [first.id]
+    priya = next(e for e in service.search_entities(ctx, "Priya") if e.name == "Priya")
+    assert [h.citation.document_id for h in service.search(ctx, query, entity_id=priya.id)] == [second.id]
+    with pytest.raises(InvalidInput, match="since must not be after until"):
+        service.search(ctx, query, since=2, until=1)
+    with pytest.raises(InvalidInput):
+        service.search(ctx, query, weights={"magic": 1.0})
+
+
+def test_documents_score_as_their_best_fact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    long = service.add_document(ctx, ns, "Falcon ships in October. Its tracking portal shows live positions. "
+                                         "Kafka streams the Falcon events.")
+    other = service.add_document(ctx, ns, "The Porto office opens at nine.")
+    hits = service.search_documents(ctx, "When does Falcon ship?", explain=True)
+    assert [h.document_id for h in hits][:1] == [long.id] and len({h.document_id for h in hits}) == len(hits)
+    top = hits[0]
+    assert top.score == max(f.score for f in top.facts) and 1 <= len(top.facts) <= 3
+    assert top.facts[0].explain is not None and top.facts[0].explain.path[0] == long.id
+    assert len(service.search_documents(ctx, "office", limit=1)) == 1
+    new = service.update_document(ctx, long.id, "Falcon ships in November.")
+    service.forget(ctx, other.id, "soft")
+    assert [h.document_id for h in service.search_documents(ctx, "Falcon ship office")] == [new.id]
+    old = service.search_documents(ctx, "Falcon ship office", view=View(as_of=long.recorded_at))
+    assert {h.document_id for h in old} == {long.id}  # the office memory came later, and is forgotten
+    both = service.search_documents(ctx, "Falcon ship office",
+                                    view=View(as_of=other.recorded_at, include_forgotten=True))
+    assert {h.document_id for h in both} == {long.id, other.id}
+
+
+def test_entities_by_name_and_meaning_within_the_view(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    kept = service.add_document(ctx, ns, "Priya Raman leads Project Falcon.")
+    gone = service.add_document(ctx, ns, "Oskar Lindqvist joined the Heron team.")
+    hits = service.search_entities(ctx, "Priya Raman", explain=True)
+    assert hits[0].name == "Priya Raman" and hits[0].facts == 1 and hits[0].signals is not None
+    assert "name" in hits[0].signals and "embedding" not in hits[0].model_dump_json()
+    assert any(h.name == "Oskar Lindqvist" for h in service.search_entities(ctx, "Oskar Lindqvist"))
+    service.forget(ctx, gone.id, "soft")
+    assert all(h.name != "Oskar Lindqvist" for h in service.search_entities(ctx, "Oskar Lindqvist", limit=100))
+    shown = service.search_entities(ctx, "Oskar Lindqvist", view=View(include_forgotten=True))
+    assert shown[0].name == "Oskar Lindqvist"
+    service.update_document(ctx, kept.id, "Marcus Chen leads Project Falcon.")
+    assert all(h.name != "Priya Raman" for h in service.search_entities(ctx, "Priya Raman", limit=100))
+    before = service.search_entities(ctx, "Priya Raman", view=View(as_of=kept.recorded_at))
+    assert before[0].name == "Priya Raman"
+
+
+def test_triples_by_subject_predicate_object_and_term(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    service.add_document(ctx, ns, "Priya Raman leads Project Falcon.")
+    dislike = service.add_document(ctx, ns, "Marcus does not like MySQL.")
+    service.add_document(ctx, ns, "Marcus likes PostgreSQL.")
+    led = service.search_triples(ctx, subject="Priya")
+    assert [(t.subject.name, t.predicate, t.object.name) for t in led] == [("Priya Raman", "lead", "Project Falcon")]
+    assert led[0].citation.start == 0 and led[0].text == "Priya Raman leads Project Falcon."
+    assert [t.object.name for t in service.search_triples(ctx, predicate="leads")] == ["Project Falcon"]
+    likes = service.search_triples(ctx, subject="Marcus", predicate="like")
+    assert {(t.object.name, t.negated) for t in likes} == {("MySQL", True), ("PostgreSQL", False)}
+    negated = next(t for t in likes if t.negated)
+    assert negated.statement == "Marcus not like MySQL"
+    assert [t.object.name for t in service.search_triples(ctx, subject="Marcus", negated=False)] == ["PostgreSQL"]
+    assert [t.object.name for t in service.search_triples(ctx, object="MySQL")] == ["MySQL"]
+    assert {t.object.name for t in service.search_triples(ctx, term="Marcus")} == {"MySQL", "PostgreSQL"}
+    service.forget(ctx, dislike.id, "soft")
+    assert [t.object.name for t in service.search_triples(ctx, subject="Marcus")] == ["PostgreSQL"]
+    assert len(service.search_triples(ctx, subject="Marcus", view=View(include_forgotten=True))) == 2
+    with pytest.raises(InvalidInput, match="at least one of"):
+        service.search_triples(ctx)
+    with pytest.raises(InvalidInput):
+        service.search_triples(ctx, subject="Marcus", limit=101)
+
+
+def test_triples_follow_versions(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    v1 = service.add_document(ctx, ns, "Hannah manages Project Heron.")
+    service.update_document(ctx, v1.id, "Hannah manages Project Osprey.")
+    assert [t.object.name for t in service.search_triples(ctx, subject="Hannah")] == ["Project Osprey"]
+    old = service.search_triples(ctx, subject="Hannah", view=View(as_of=v1.recorded_at))
+    assert [t.object.name for t in old] == ["Project Heron"]
+
+
+def test_recall_never_exceeds_its_budget(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    service.add_documents(ctx, ns, [{"content": f"Kafka cluster {i} carries the events of team {i} in Porto.",
+                                     "title": f"cluster {i}", "source": f"ops/{i}.md"} for i in range(12)])
+    query = "Which Kafka cluster carries the events of the Porto teams?"
+    for max_tokens, max_items in ((1500, 8), (120, 8), (60, 3), (32, 8)):
+        result = service.recall(ctx, query, max_items=max_items, max_tokens=max_tokens)
+        assert count_tokens(result.context_text) == result.tokens_used <= max_tokens
+        assert len(result.items) <= max_items
+        for number, item in enumerate(result.items, start=1):
+            assert f"[{number}] {item.text} (doc {item.citation.document_id}" in result.context_text
+        reasons = {s.reason for s in result.skipped}
+        if max_tokens == 1500:
+            assert result.answer_status == "found" and len(result.items) == 8 and reasons == {"item_limit"}
+        if max_tokens == 32:
+            assert result.answer_status == "no_confirmed_answer" and result.context_text == ""
+            assert reasons == {"token_budget"}
+    for bad in ({"max_items": 0}, {"max_items": 51}, {"max_tokens": 31}, {"max_tokens": 16_001}):
+        with pytest.raises(InvalidInput):
+            service.recall(ctx, query, **bad)
+
+
+def test_recall_abstains_when_nothing_relevant(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    service.add_document(ctx, ns, "The Porto office opens at nine.")
+    result = service.recall(ctx, "quantum chromodynamics lattice gauge theory")
+    assert result.answer_status == "no_confirmed_answer" and result.items == []
+    assert {s.reason for s in result.skipped} == {"below_relevance"}
+    assert service.recall(ctx, "When does the Porto office open?").answer_status == "found"
+
+
+def test_recall_respects_views(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    v1 = service.add_document(ctx, ns, "The standup is at nine in Porto.")
+    v2 = service.update_document(ctx, v1.id, "The standup is at ten in Porto.")
+    assert [i.text for i in service.recall(ctx, "When is the standup in Porto?").items] == [v2.content]
+    old = service.recall(ctx, "When is the standup in Porto?", view=View(as_of=v1.recorded_at))
+    assert [i.text for i in old.items] == [v1.content]
+    service.forget(ctx, v2.id, "soft")
+    assert service.recall(ctx, "When is the standup in Porto?").items == []
+
+
+def test_no_target_crosses_namespaces(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    other_ns = f"{ns}-other"
+    other = CallerContext.for_namespaces(other_ns)
+    service.add_document(other, other_ns, "Marcus does not like MySQL. Priya Raman leads Project Falcon.")
+    service.add_document(ctx, ns, "The Porto office opens at nine.")
+    assert {h.name for h in service.search_entities(ctx, "Marcus Priya Raman MySQL Falcon", limit=100)} == {"Porto"}
+    assert service.search_triples(ctx, term="Marcus") == []
+    assert all(d.facts[0].text == "The Porto office opens at nine."
+               for d in service.search_documents(ctx, "Marcus MySQL Falcon", limit=100))
+    assert all(i.text == "The Porto office opens at nine." for i in service.recall(ctx, "Marcus MySQL").items)
+    for call in (lambda: service.search_entities(ctx, "Marcus", namespaces=[other_ns]),
+                 lambda: service.search_triples(ctx, namespaces=[other_ns], term="Marcus"),
+                 lambda: service.recall(ctx, "Marcus", namespaces=[other_ns])):
+        with pytest.raises(NotFound):
+            call()
