@@ -12,10 +12,11 @@ import pytest
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from graphmem.search import retrieve
+from graphmem.search.hybrid import _graph_candidates
 from graphmem.search.retrieve import fulltext_candidates, vector_candidates
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
-from graphmem.store.views import View
+from graphmem.store.views import NO_FILTERS, View
 from helpers import query
 
 
@@ -75,5 +76,39 @@ def test_small_namespace_inside_a_large_one_finds_its_hits(runtime: Runtime, gra
 
     def read(tx: Tx) -> list[str]:
         return [c.id for c in vector_candidates(tx, runtime.store.dialect, [ns], View(), centre, 5)]
+
+    assert sorted(runtime.store.read(read)) == sorted(mine)
+
+
+def test_graph_expansion_holds_the_views(runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str,
+                                         graph: neo4j.Driver) -> None:
+    seed = service.add_document(ctx, ns, "Priya Raman owns the winter freeze plan.")
+    v1 = service.add_document(ctx, ns, "Priya Raman starts the freeze on the fifteenth.")
+    service.update_document(ctx, v1.id, "Priya Raman starts the freeze on the tenth.")
+    gone = service.add_document(ctx, ns, "Priya Raman starts the freeze on the first.")
+    service.forget(ctx, gone.id, "soft")
+    seed_fact = query(graph, "MATCH (:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id", id=seed.id)[0]["id"]
+    (vector,) = service.pipeline.embedder.embed(["When does the freeze start?"])
+
+    def expanded(view: View) -> list[str]:
+        scope = {"namespaces": [ns], **view.params(), **NO_FILTERS.params()}
+        found = runtime.store.read(lambda tx: _graph_candidates(tx, runtime.store.dialect, scope, "freeze", vector,
+                                                                [seed_fact], 10))
+        return sorted(fact_texts(graph, [c.id for c in found]))
+
+    assert expanded(View()) == ["Priya Raman starts the freeze on the tenth."]
+    assert expanded(View(as_of=v1.recorded_at)) == ["Priya Raman starts the freeze on the fifteenth."]
+    assert len(expanded(View(include_superseded=True, include_forgotten=True))) == 3
+
+
+def test_full_text_finds_a_small_namespace_under_a_common_term(runtime: Runtime, graph: neo4j.Driver,
+                                                                ns: str) -> None:
+    rng = random.Random(7)
+    crowd = [_unit(rng, [1.0] * 384, 0.5) for _ in range(300)]
+    _plant(graph, f"{ns}-crowd", crowd, "kafka kafka kafka topic")  # ranks above ours for "kafka"
+    mine = _plant(graph, ns, crowd[:2], "kafka topic of the small team")
+
+    def read(tx: Tx) -> list[str]:
+        return [c.id for c in fulltext_candidates(tx, runtime.store.dialect, [ns], View(), "kafka", 5)]
 
     assert sorted(runtime.store.read(read)) == sorted(mine)

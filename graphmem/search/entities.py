@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphmem.search.fuse import rrf
 from graphmem.search.hybrid import SignalScore
 from graphmem.search.lucene import escape_lucene
-from graphmem.search.retrieve import ENTITIES, ranked, vector_ranked
+from graphmem.search.retrieve import ENTITIES, ranked, vector_ranked, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.views import CURRENT, View
@@ -45,8 +45,8 @@ def search_entities(tx: Tx, dialect: Dialect, namespaces: list[str], text: str, 
     lists = {"vector": vector_ranked(tx, dialect, ENTITIES, params, pool)}
     query = escape_lucene(text)
     if query is not None:
-        rows = tx.run("entities_name_search", index=dialect.index_name(SearchIndex.entity_name), query=query,
-                      k=pool * 4, limit=pool, **params)
+        rows = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
+                        {**params, "query": query}, pool)
         lists["name"] = ranked(rows, "name")
     fused = rrf(lists, ENTITY_WEIGHTS, ENTITY_RRF_K)[: options.limit]
     found = {r["id"]: r for r in tx.run("entities_hydrate", entity_ids=[f.id for f in fused], **params)}

@@ -13,7 +13,9 @@ The default weights and RRF constant were tuned on the gold set in ``benchmarks/
 (``benchmarks/quality.py`` prints the comparison): vector 1.0, full text 0.2, graph 0.2, k = 5. Full text at
 equal weight pulled wrong facts above right ones (MRR 0.79 against vector alone 0.89); graph expansion as an
 unranked source did the same (0.74). Ranked by similarity and weighted low, both add what vector alone misses
-(multi-hop answers, exact names) without disturbing its top ranks.
+(multi-hop answers, exact names) without disturbing its top ranks. Full text and graph contribute their top
+40 only, whatever the limit: deeper ranks of a weak signal only reorder near-ties, and made the ranking
+depend on the page size (measured at limits 20-100: with a fixed depth the gold metrics are identical).
 
 Every statement filters by the caller's namespaces, the view and the filters inside the query; results
 carry no embeddings, each hit a citation; ties break by id.
@@ -34,7 +36,8 @@ from graphmem.store.views import CURRENT, Filters, View
 
 SEEDS = 5  # top fused hits that graph expansion starts from
 ENTITY_FANOUT = 50  # facts taken per shared entity: a hub entity cannot flood the candidates
-MIN_POOL = 30  # candidates per signal, at least (limit x 3 above that)
+MIN_POOL = 30  # vector candidates, at least (limit x 3 above that)
+SECONDARY_DEPTH = 40  # full-text and graph candidates: deeper, they only add noise at weight 0.2
 
 
 SIGNALS = ("vector", "fulltext", "graph")
@@ -115,10 +118,10 @@ def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], text: str, vec
     scope: dict[str, Any] = {"namespaces": namespaces, **options.view.params(), **options.params()}
     lists: dict[str, list[Candidate]] = {
         "vector": vector_candidates(tx, dialect, namespaces, options.view, vector, pool, options),
-        "fulltext": fulltext_candidates(tx, dialect, namespaces, options.view, text, pool, options),
+        "fulltext": fulltext_candidates(tx, dialect, namespaces, options.view, text, SECONDARY_DEPTH, options),
     }
     seeds = [f.id for f in rrf(lists, options.weights, options.rrf_k)[:SEEDS]]
-    lists["graph"] = _graph_candidates(tx, dialect, scope, text, vector, seeds, pool)
+    lists["graph"] = _graph_candidates(tx, dialect, scope, text, vector, seeds, SECONDARY_DEPTH)
     fused = rrf(lists, options.weights, options.rrf_k)[:pool]
     rows = {row["id"]: row for row in tx.run("facts_hydrate", fact_ids=[f.id for f in fused], namespaces=namespaces,
                                              vector=vector, with_embedding=options.diversity > 0)}

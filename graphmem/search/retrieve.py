@@ -5,7 +5,8 @@
   ``vector.similarity.cosine`` instead (through the dialect, which puts both servers on one 0..1 scale),
   so a 10-fact namespace inside 100k other facts still finds its hits.
 * Full-text: user text is Lucene-escaped; when nothing searchable is left the signal is skipped, never
-  sent.
+  sent. The index is post-filtered too, and widens the same way, so a term common in other namespaces
+  still finds the caller's few facts.
 
 Each candidate carries its signal's score and rank; ties break by id so results are deterministic.
 """
@@ -62,12 +63,19 @@ def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[s
     count = tx.single(target.count, namespaces=params["namespaces"])
     if count is not None and int(next(iter(count.values()))) <= EXACT_SCAN_MAX_FACTS:
         return ranked(tx.run(target.scan, **params), signal, "raw", dialect.cosine_score)
+    return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit), signal)
+
+
+def widening(tx: Tx, statement: str, index: str, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """Run an index statement that post-filters the index's top ``k``: over-fetch, and widen ``k`` while the
+    filters leave fewer than ``limit`` rows, up to ``MAX_INDEX_K``. A query whose terms are rare costs
+    little to widen (the index has few hits to give); one that is common elsewhere but rare in the caller's
+    namespaces is exactly the case that needs it."""
     k = max(limit * OVERFETCH, 50)
-    index = dialect.index_name(target.index)
     while True:
-        rows = tx.run(target.search, index=index, k=k, **params)
+        rows = tx.run(statement, index=index, k=k, **{**params, "limit": limit})
         if len(rows) >= limit or k >= MAX_INDEX_K:
-            return ranked(rows, signal)
+            return rows
         k = min(k * 4, MAX_INDEX_K)
 
 
@@ -82,7 +90,6 @@ def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: V
     query = escape_lucene(text)
     if query is None:
         return []
-    rows = tx.run("facts_fulltext_search", index=dialect.index_name(SearchIndex.fact_text), query=query,
-                  k=min(max(limit * OVERFETCH, 50), MAX_INDEX_K), limit=limit, namespaces=namespaces,
-                  **view.params(), **filters.params())
-    return ranked(rows, "fulltext")
+    params = {"query": query, "namespaces": namespaces, **view.params(), **filters.params()}
+    return ranked(widening(tx, "facts_fulltext_search", dialect.index_name(SearchIndex.fact_text), params, limit),
+                  "fulltext")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graphmem.search.hybrid import Citation
 from graphmem.search.lucene import escape_lucene
+from graphmem.search.retrieve import fulltext_candidates, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.views import CURRENT, View
@@ -67,11 +68,8 @@ def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: Tripl
     term_entity_ids = _entity_ids(tx, dialect, params, query.term)
     term_fact_ids: list[str] | None = None
     if query.term is not None:
-        escaped = escape_lucene(query.term)
-        term_fact_ids = [] if escaped is None else [r["id"] for r in tx.run(
-            "facts_fulltext_search", index=dialect.index_name(SearchIndex.fact_text), query=escaped,
-            k=RESOLVE_K * 4, limit=RESOLVE_K, filter_since=None, filter_until=None, filter_document_id=None,
-            filter_source=None, filter_entity_id=None, **params)]
+        term_fact_ids = [c.id for c in fulltext_candidates(tx, dialect, namespaces, query.view, query.term,
+                                                           RESOLVE_K)]
     rows = tx.run("triples_search", subject_ids=subject_ids, object_ids=object_ids,
                   predicate=predicate_lemma.lower() if predicate_lemma else None, negated=query.negated,
                   term=query.term.lower() if query.term else None, term_entity_ids=term_entity_ids or [],
@@ -86,8 +84,8 @@ def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | No
     escaped = escape_lucene(text)
     if escaped is None:
         return []
-    rows = tx.run("entities_name_search", index=dialect.index_name(SearchIndex.entity_name), query=escaped,
-                  k=RESOLVE_K * 4, limit=RESOLVE_K, **params)
+    rows = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
+                    {**params, "query": escaped}, RESOLVE_K)
     return [r["id"] for r in rows]
 
 
