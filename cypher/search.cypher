@@ -105,7 +105,7 @@ WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
 OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity)
 WITH d, f, collect(e {.id, .name, .type}) AS entities
 RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
+       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.attributes AS attributes,
        CASE WHEN $with_embedding THEN f.embedding END AS embedding, {{ similarity(f) }} AS raw,
        d.id AS document_id, d.title AS title, d.source AS source, d.version AS version,
        d.chain_id AS chain_id, entities

@@ -68,7 +68,7 @@ class Searching(ServiceBase):
         """Budgeted recall (``graphmem/search/recall.py``): ``search`` options narrow the facts considered."""
         budget = _parse(RecallOptions, {"max_items": max_items, "max_tokens": max_tokens})
         settings = _parse(SearchOptions, {**options, "limit": min(100, budget.max_items * 3)})
-        return build_recall(self._facts(ctx, query, namespaces, settings), budget)
+        return build_recall(query, self._facts(ctx, query, namespaces, settings), budget)
 
     def _facts(self, ctx: CallerContext, query: str, namespaces: list[str] | None,
                settings: SearchOptions) -> list[FactHit]:

@@ -152,3 +152,13 @@ def test_no_target_crosses_namespaces(service: MemoryService, ctx: CallerContext
                  lambda: service.recall(ctx, "Marcus", namespaces=[other_ns])):
         with pytest.raises(NotFound):
             call()
+
+
+def test_recall_confirms_only_an_answer_of_the_asked_kind(service: MemoryService, ctx: CallerContext,
+                                                          ns: str) -> None:
+    service.add_document(ctx, ns, "Brightwater Logistics is headquartered in Rotterdam.")
+    unconfirmed = service.recall(ctx, "How many employees does Brightwater Logistics have?")
+    assert unconfirmed.answer_status == "no_confirmed_answer" and unconfirmed.items  # context, not an answer
+    service.add_document(ctx, ns, "Brightwater Logistics has 420 employees.")
+    assert service.recall(ctx, "How many employees does Brightwater Logistics have?").answer_status == "found"
+    assert service.recall(ctx, "Where is Brightwater Logistics headquartered?").answer_status == "found"

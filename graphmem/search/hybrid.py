@@ -109,6 +109,7 @@ class FactHit(BaseModel):
     recorded_at: int
     citation: Citation
     entities: list[EntityRef]
+    attributes: list[str] = Field(default_factory=list, description='dates and numbers: "DATE: last May"')
     explain: Explanation | None = None
 
 
@@ -164,4 +165,4 @@ def _hit(row: dict[str, Any], fused: Fused, similarity: float, explain: bool) ->
                    version=row["version"], is_latest=row["is_latest"], recorded_at=row["recorded_at"],
                    citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
                                      start=row["start"], end=row["end"]),
-                   entities=entities, explain=explanation)
+                   entities=entities, attributes=row["attributes"] or [], explain=explanation)
