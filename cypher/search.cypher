@@ -46,24 +46,26 @@ RETURN f.id AS id, score
 ORDER BY score DESC, id
 LIMIT $limit
 
+// Counts stop at $cap: the caller only needs to know whether a namespace is small enough to scan.
 // name: facts_count
 MATCH (f:Fact)
 WHERE f.namespace IN $namespaces
+WITH f LIMIT $cap
 RETURN count(f) AS total
 
-// Graph expansion, one hop from the top hits: facts that mention the same entities (entity fan-out
-// capped so a hub cannot flood the list), the neighbouring sentences of the same document, and facts
-// mentioning entities whose name matches the query. Each returns its facts' similarity to the query
-// (`raw`, normalised by the dialect): expansion finds candidates, the query decides their order.
+// Graph expansion, one hop from the top hits: facts that mention the same entities, the neighbouring
+// sentences of the same document, and facts mentioning entities whose name matches the query. Each
+// returns its facts' similarity to the query (`raw`, normalised by the dialect): expansion finds
+// candidates, the query decides their order. Fan-out takes the first $fanout facts of an entity in
+// storage order, unsorted: sorting a hub's facts would read all of them, the cost the cap exists to bound.
 // name: facts_sharing_entities
 UNWIND $fact_ids AS seed_id
 MATCH (seed:Fact {id: seed_id})-[:MENTIONS]->(e:Entity)
 WHERE seed.namespace IN $namespaces AND e.namespace = seed.namespace
 CALL (e, seed) {
-  MATCH (f:Fact)-[:MENTIONS]->(e)
+  MATCH (e)<-[:MENTIONS]-(f:Fact)
   WHERE f.id <> seed.id AND f.namespace = seed.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
   RETURN f
-  ORDER BY f.id
   LIMIT $fanout
 }
 WITH DISTINCT f
@@ -74,7 +76,7 @@ LIMIT $limit
 
 // name: facts_neighbouring
 UNWIND $fact_ids AS seed_id
-MATCH (d:Document)-[:CONTAINS]->(seed:Fact {id: seed_id})
+MATCH (seed:Fact {id: seed_id})<-[:CONTAINS]-(d:Document)
 WHERE seed.namespace IN $namespaces AND d.namespace = seed.namespace
 MATCH (d)-[:CONTAINS]->(f:Fact)
 WHERE f.id <> seed.id AND abs(f.position - seed.position) = 1 AND {{ in_view(f) }} AND {{ fact_filters(f) }}
@@ -84,12 +86,17 @@ RETURN f.id AS id, raw
 ORDER BY raw DESC, id
 LIMIT $limit
 
-// name: facts_by_entity_name
-CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
-WITH node AS e, score
+// Facts mentioning given entities (those whose name matches the query: entities_name_search).
+// name: facts_mentioning
+UNWIND $entity_ids AS entity_id
+MATCH (e:Entity {id: entity_id})
 WHERE e.namespace IN $namespaces
-MATCH (f:Fact)-[:MENTIONS]->(e)
-WHERE f.namespace = e.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
+CALL (e) {
+  MATCH (e)<-[:MENTIONS]-(f:Fact)
+  WHERE f.namespace = e.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
+  RETURN f
+  LIMIT $fanout
+}
 WITH DISTINCT f
 WITH f, {{ similarity(f) }} AS raw
 RETURN f.id AS id, raw
@@ -100,7 +107,7 @@ LIMIT $limit
 // the query (`raw`, normalised by the dialect). Embeddings only when asked ($with_embedding, for MMR).
 // name: facts_hydrate
 UNWIND $fact_ids AS fact_id
-MATCH (d:Document)-[:CONTAINS]->(f:Fact {id: fact_id})
+MATCH (f:Fact {id: fact_id})<-[:CONTAINS]-(d:Document)
 WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
 OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity)
 WITH d, f, collect(e {.id, .name, .type}) AS entities
@@ -114,7 +121,7 @@ RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at
 // (full text). An entity is visible in a view only while a fact in that view mentions it.
 
 // fragment: entity_in_view
-EXISTS { MATCH (vf:Fact)-[:MENTIONS]->(_x_) WHERE {{ in_view(vf) }} }
+EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} }
 
 // name: entities_vector_search
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
@@ -135,6 +142,7 @@ LIMIT $limit
 // name: entities_count
 MATCH (e:Entity)
 WHERE e.namespace IN $namespaces
+WITH e LIMIT $cap
 RETURN count(e) AS total
 
 // name: entities_name_search
@@ -148,7 +156,7 @@ LIMIT $limit
 // The entities behind hits: how many facts in the view mention them, and their similarity to the query.
 // name: entities_hydrate
 UNWIND $entity_ids AS entity_id
-MATCH (f:Fact)-[:MENTIONS]->(e:Entity {id: entity_id})
+MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
 WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }}
 WITH e, count(DISTINCT f) AS facts
 RETURN e.id AS id, e.name AS name, e.type AS type, facts, {{ similarity(e) }} AS raw
@@ -165,7 +173,7 @@ WHERE r.namespace IN $namespaces
   AND ($negated IS NULL OR r.negated = $negated)
   AND ($term IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entity_ids OR r.fact_id IN $term_fact_ids
        OR toLower(r.predicate) CONTAINS $term)
-MATCH (d:Document)-[:CONTAINS]->(f:Fact {id: r.fact_id})
+MATCH (f:Fact {id: r.fact_id})<-[:CONTAINS]-(d:Document)
 WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }}
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
        r.negated AS negated, o.id AS object_id, o.name AS object, o.type AS object_type,

@@ -24,7 +24,7 @@ d {
 ($filter_since IS NULL OR _x_.recorded_at >= $filter_since)
 AND ($filter_until IS NULL OR _x_.recorded_at <= $filter_until)
 AND ($filter_document_id IS NULL OR _x_.document_id = $filter_document_id)
-AND ($filter_source IS NULL OR EXISTS { MATCH (fd:Document)-[:CONTAINS]->(_x_) WHERE fd.source = $filter_source })
+AND ($filter_source IS NULL OR EXISTS { MATCH (_x_)<-[:CONTAINS]-(fd:Document) WHERE fd.source = $filter_source })
 AND ($filter_entity_id IS NULL OR EXISTS { MATCH (_x_)-[:MENTIONS]->(fe:Entity) WHERE fe.id = $filter_entity_id })
 
 // Similarity of a node's embedding to $vector as the server computes it (scale per server: the dialect

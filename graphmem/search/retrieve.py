@@ -60,10 +60,21 @@ def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[s
     """The ``limit`` nearest items: an exact scan at or below ``EXACT_SCAN_MAX_FACTS`` items in the caller's
     namespaces, else the index, widened while the filters inside the statement leave fewer than ``limit``."""
     params = {**params, "limit": limit}
-    count = tx.single(target.count, namespaces=params["namespaces"])
-    if count is not None and int(next(iter(count.values()))) <= EXACT_SCAN_MAX_FACTS:
+    if namespace_size(tx, target.count, params["namespaces"]) <= EXACT_SCAN_MAX_FACTS:
         return ranked(tx.run(target.scan, **params), signal, "raw", dialect.cosine_score)
     return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit), signal)
+
+
+def namespace_size(tx: Tx, statement: str, namespaces: list[str]) -> int:
+    """How many items the namespaces hold, counted up to ``EXACT_SCAN_MAX_FACTS + 1`` and memoised for
+    ``MEMO_TTL_S`` (counting costs a scan on the bundled engine; a stale size only picks the other path,
+    and both return correct results)."""
+    key = (statement, tuple(sorted(namespaces)))
+    size = tx.memo.get(key)
+    if size is None:
+        row = tx.single(statement, namespaces=namespaces, cap=EXACT_SCAN_MAX_FACTS + 1)
+        size = tx.memo[key] = int(row["total"]) if row else 0
+    return int(size)
 
 
 def widening(tx: Tx, statement: str, index: str, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import neo4j
+from cachetools import TTLCache
 from neo4j.exceptions import (
     ConstraintError,
     DriverError,
@@ -48,10 +49,12 @@ class Tx:
     """A transaction that runs named statements only. Query text never comes from callers."""
 
     def __init__(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, dialect: Dialect,
-                 named: dict[str, Statement]) -> None:
+                 named: dict[str, Statement], memo: TTLCache[Any, Any] | None = None) -> None:
         self._tx = tx
         self._dialect = dialect
         self._named = named
+        # The store's short-lived memo of derived values that may be a little stale (namespace sizes).
+        self.memo: TTLCache[Any, Any] = memo if memo is not None else TTLCache(maxsize=1, ttl=0)
 
     def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
@@ -71,6 +74,7 @@ class ServerInfo:
 
 
 _CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, OSError)
+MEMO_TTL_S = 30.0  # how stale a memoised namespace size may be (it only picks exact scan or index)
 CONNECTION_ATTEMPTS = 2  # a pooled connection may be stale after a server restart: one fresh try
 
 
@@ -107,6 +111,7 @@ class GraphStore:
         self._named = statements()
         self._timeout = transaction_timeout_s
         self._write_attempts = write_attempts
+        self.memo: TTLCache[Any, Any] = TTLCache(maxsize=4096, ttl=MEMO_TTL_S)
 
     @staticmethod
     def open_driver(uri: str, user: str, password: str, connect_timeout_s: float) -> neo4j.Driver:
@@ -164,7 +169,7 @@ class GraphStore:
     def _once(self, fn: Callable[[Tx], T], mode: str) -> T:
         with self._driver.session(database=self.database, default_access_mode=mode) as session, \
                 session.begin_transaction(timeout=self._timeout) as tx:
-            result = fn(Tx(tx, self.dialect, self._named))
+            result = fn(Tx(tx, self.dialect, self._named, self.memo))
             tx.commit()
             return result
 
