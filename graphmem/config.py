@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     transaction_timeout_s: float = Field(30.0, gt=0)
     write_retry_attempts: int = Field(12, ge=1, le=100)
 
+    # Export cursors are signed with this key. Unset: a random key kept in <data_dir>/cursor.key, which is
+    # per machine, so replicas serving one endpoint must all set the same secret (32+ characters).
+    cursor_secret: SecretStr | None = None
+
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = Field(8420, ge=1, le=65535)

@@ -23,6 +23,7 @@ from typing import Any
 
 from graphmem import records
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
+from graphmem.export import QUERY_SEEDS, ExportRequest, ExportResult, RenderedExport, cursor_key, export_graph
 from graphmem.forgetting import Forgetting
 from graphmem.ingest.jobs import MAX_JOB_CHARS, JobInfo, get_job, job_record
 from graphmem.ingest.pipeline import PreparedDocument
@@ -369,3 +370,24 @@ class MemoryService(Forgetting, Searching):
         ns = self._readable(ctx, namespace)
         row = self.store.read(lambda tx: tx.single("namespace_counts", namespace=ns))
         return {k: int(v) for k, v in (row or {}).items()}
+
+    # ---- export -------------------------------------------------------------------------------------
+
+    def export(self, ctx: CallerContext, namespace: str, seed: object, caps: object, cursor: str | None = None,
+               view: View = CURRENT, format: str = "json",
+               target_namespace: str | None = None) -> ExportResult | RenderedExport:
+        """One page of the bounded evidence graph around ``seed`` (``graphmem/export.py`` says what is
+        walked, how the caps hold, what the completeness fields mean and what the cursor binds).
+
+        ``seed`` and ``caps`` are ``export`` models or their dicts, e.g. ``{"kind": "query", "query": ...}``
+        and ``{"depth": 2}``; the next page is the same call with the page's ``next_cursor``. ``format`` is
+        json (an ``ExportResult``), graphml or cypher (a ``RenderedExport``); a cypher script recreates the
+        page in ``target_namespace`` (default: this namespace)."""
+        ns = self._readable(ctx, namespace)
+        request = ExportRequest.parse(ns, seed, caps, view, format, target_namespace)
+
+        def seed_facts(query: str, pinned: View) -> list[str]:
+            return [hit.fact_id for hit in self.search(ctx, query, namespaces=[ns], limit=QUERY_SEEDS,
+                                                          view=pinned)]
+
+        return export_graph(self.store, cursor_key(self.settings), self.clock(), request, cursor, seed_facts)

@@ -1,0 +1,170 @@
+// The bounded evidence-graph export (graphmem/export.py): a breadth-first walk, one statement per level,
+// over CONTAINS, MENTIONS, RELATES and PREVIOUS_VERSION in both directions, inside one namespace and one
+// time view. The caps are applied here, in the database: at most $fanout new neighbours per node (ordered
+// by id) and at most $remaining rows per statement (ordered by id), so the driver never receives more
+// than the walk's budget. Every pattern starts at the node already known: the bundled engine's planner
+// starts where a pattern is written, and starting at the other end scanned the whole label (measured: a
+// 1,600-node page's edges took 16 s that way, 0.5 s this way).
+
+// A version that the view does not show because a later version had replaced it by the view's time (it
+// existed then, and is not forgotten unless forgotten memories are asked for). The export names such a
+// version by id only, as an unavailable reference.
+// fragment: export_superseded
+(NOT _x_.is_forgotten OR $view_include_forgotten)
+AND CASE
+  WHEN $view_as_of IS NULL THEN NOT _x_.is_latest
+  ELSE _x_.recorded_at <= $view_as_of AND _x_.superseded_at <= $view_as_of
+END
+
+// The start of the walk: the given ids that are visible in the namespace and view, of the kinds asked
+// for. An entity is visible only while a fact in view mentions it.
+// name: export_seeds
+UNWIND $ids AS seed_id
+CALL (seed_id) {
+  MATCH (n:Document {id: seed_id})
+  WHERE 'document' IN $kinds AND n.namespace = $namespace
+    AND ({{ in_view(n) }} OR {{ export_superseded(n) }})
+  RETURN n.id AS id, CASE WHEN {{ in_view(n) }} THEN 'document' ELSE 'unavailable' END AS kind
+  UNION
+  MATCH (n:Fact {id: seed_id})
+  WHERE 'fact' IN $kinds AND n.namespace = $namespace AND {{ in_view(n) }}
+  RETURN n.id AS id, 'fact' AS kind
+  UNION
+  MATCH (n:Entity {id: seed_id})
+  WHERE 'entity' IN $kinds AND n.namespace = $namespace
+    AND EXISTS { MATCH (n)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+  RETURN n.id AS id, 'entity' AS kind
+}
+RETURN DISTINCT id, kind
+ORDER BY id
+LIMIT $remaining
+
+// One level of the walk. $frontier holds the previous level's nodes as {id, kind} (never unavailable
+// ones: those are not expanded), $visited every node the walk holds so far. Documents and facts must be
+// in view; an entity is reached only from a fact in view or over a triple whose fact is in view; a
+// document outside the view but next to one in view over PREVIOUS_VERSION comes back as 'unavailable'.
+// Each node contributes its first $fanout new neighbours by id; one more ($fanout + 1) is looked at only
+// to report `cut` (the fan-out cap left something out), and is then dropped by its id (the largest).
+// name: export_level
+UNWIND $frontier AS item
+CALL (item) {
+  CALL (item) {
+    MATCH (n:Document {id: item.id})-[:CONTAINS]->(m:Fact)
+    WHERE item.kind = 'document' AND n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id, 'fact' AS kind
+    UNION
+    MATCH (n:Document {id: item.id})-[:PREVIOUS_VERSION]-(m:Document)
+    WHERE item.kind = 'document' AND n.namespace = $namespace AND m.namespace = $namespace
+      AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
+    RETURN m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
+    UNION
+    MATCH (n:Fact {id: item.id})<-[:CONTAINS]-(m:Document)
+    WHERE item.kind = 'fact' AND n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id, 'document' AS kind
+    UNION
+    MATCH (n:Fact {id: item.id})-[:MENTIONS]->(m:Entity)
+    WHERE item.kind = 'fact' AND n.namespace = $namespace AND m.namespace = $namespace
+    RETURN m.id AS id, 'entity' AS kind
+    UNION
+    MATCH (n:Entity {id: item.id})<-[:MENTIONS]-(m:Fact)
+    WHERE item.kind = 'entity' AND n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id, 'fact' AS kind
+    UNION
+    MATCH (n:Entity {id: item.id})-[r:RELATES]-(m:Entity)
+    WHERE item.kind = 'entity' AND n.namespace = $namespace AND m.namespace = $namespace
+      AND r.namespace = $namespace
+      AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+    RETURN m.id AS id, 'entity' AS kind
+  }
+  WITH id, kind
+  WHERE NOT id IN $visited
+  RETURN id, kind
+  ORDER BY id
+  LIMIT $fanout_probe
+}
+WITH item, collect({id: id, kind: kind}) AS found, max(id) AS last
+WITH collect(CASE WHEN size(found) > $fanout THEN [m IN found WHERE m.id <> last] ELSE found END) AS kept,
+     sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) AS cuts
+UNWIND kept AS neighbours
+UNWIND neighbours AS m
+WITH DISTINCT m.id AS id, m.kind AS kind, cuts > 0 AS cut
+RETURN id, kind, cut
+ORDER BY id
+LIMIT $remaining
+
+// The properties of one page's nodes (never embeddings, never a document's content: its facts are its
+// text). The walk has already checked the view; the namespace is checked again here.
+// name: export_documents
+UNWIND $ids AS node_id
+MATCH (d:Document {id: node_id})
+WHERE d.namespace = $namespace
+RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d.chain_id AS chain_id,
+       d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.recorded_at AS recorded_at,
+       d.superseded_at AS superseded_at
+
+// name: export_facts
+UNWIND $ids AS node_id
+MATCH (f:Fact {id: node_id})
+WHERE f.namespace = $namespace
+RETURN f.id AS id, f.text AS text, f.document_id AS document_id, f.position AS position, f.start AS start,
+       f.end AS end, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.recorded_at AS recorded_at,
+       f.superseded_at AS superseded_at
+
+// name: export_entities
+UNWIND $ids AS node_id
+MATCH (e:Entity {id: node_id})
+WHERE e.namespace = $namespace
+RETURN e.id AS id, e.name AS name, e.type AS type
+
+// The edges a page owns: those between one of its nodes ($documents, $unavailable, $facts, $entities) and
+// a node the walk has emitted up to the end of this page ($emitted, the page included). A triple also
+// needs its supporting fact among the emitted nodes: every triple in an export cites a fact of the
+// export. A PREVIOUS_VERSION edge needs one end in view (two unavailable references are not linked). An
+// edge between two nodes of the page is found from both ends and returned once (UNION).
+// name: export_edges
+UNWIND $documents AS node_id
+MATCH (n:Document {id: node_id})-[:CONTAINS]->(m:Fact)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+RETURN n.id AS source, m.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNION
+UNWIND $facts AS node_id
+MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNION
+UNWIND $documents + $unavailable AS node_id
+MATCH (n:Document {id: node_id})-[:PREVIOUS_VERSION]->(m:Document)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+  AND ({{ in_view(n) }} OR {{ in_view(m) }})
+RETURN n.id AS source, m.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
+       null AS fact_id
+UNION
+UNWIND $documents + $unavailable AS node_id
+MATCH (n:Document {id: node_id})<-[:PREVIOUS_VERSION]-(m:Document)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+  AND ({{ in_view(n) }} OR {{ in_view(m) }})
+RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
+       null AS fact_id
+UNION
+UNWIND $facts AS node_id
+MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNION
+UNWIND $entities AS node_id
+MATCH (n:Entity {id: node_id})<-[:MENTIONS]-(m:Fact)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+RETURN m.id AS source, n.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNION
+UNWIND $facts AS node_id
+MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
+WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
+  AND s.id IN $emitted AND o.id IN $emitted
+RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+       r.fact_id AS fact_id
+UNION
+UNWIND $entities AS node_id
+MATCH (n:Entity {id: node_id})-[r:RELATES]-(m:Entity)
+WHERE n.namespace = $namespace AND r.namespace = $namespace AND m.id IN $emitted AND r.fact_id IN $emitted
+RETURN startNode(r).id AS source, endNode(r).id AS target, 'triple' AS kind, r.predicate AS predicate,
+       r.negated AS negated, r.fact_id AS fact_id

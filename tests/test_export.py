@@ -1,0 +1,548 @@
+"""The bounded evidence-graph export on the real engine (hashing embedder, real spaCy): caps held inside the
+statements, the time view, namespaces, the signed cursor, GraphML and a Cypher script that lints as
+Neo4j 5 and round-trips through the bundled engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pytest
+from pydantic import SecretStr
+
+from graphmem.errors import ConfigurationError, InvalidInput, NotFound
+from graphmem.export import (
+    GRAPHML_NS,
+    ExportNode,
+    ExportResult,
+    RenderedExport,
+    cursor_key,
+    cypher_literal,
+    render_graphml,
+)
+from graphmem.model import CallerContext, Document
+from graphmem.service import MemoryService
+from graphmem.store.driver import Tx
+from graphmem.store.views import View
+from helpers import make_settings, query
+
+ROOT = Path(__file__).resolve().parents[1]
+GATE = ROOT / "tools" / "cypher-gate"
+needs_gate = pytest.mark.skipif(
+    shutil.which("node") is None or not (GATE / "node_modules" / "@neo4j-cypher").is_dir(),
+    reason="needs Node and `npm ci` in tools/cypher-gate (done by .ci/run)")
+
+NASTY = [
+    "", "plain", "it's", 'say "hi"', "back\\slash", "\\'", "\\u0041 is not A", "line\nbreak", "cr\rlf\r\n",
+    "tab\there", "nul\x00byte", "bell\x07 esc\x1b del\x7f", "c1\x85\x9f", "sep\u2028para\u2029",
+    "bidi\u202eevil\u202c", "zero\u200bwidth\ufeff", "Zoë 中文 ‽", "emoji 😀 family 👨\u200d👩\u200d👧",
+    "tag\U000e0041", "private\ue000 and \U000f0000", "unassigned\u0378", "'); MATCH (n) DETACH DELETE n //",
+    "$param {{ fragment }} /* comment */", "ends with backslash\\",
+]
+NASTY_DOCUMENT = "Zoë's \"quoted\" note: back\\slash, tab\t, bell\x07, RLO\u202e done. Zoë likes Kafka."
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+
+
+def export(service: MemoryService, ctx: CallerContext, ns: str, seed: dict[str, Any], caps: dict[str, Any],
+           **options: Any) -> ExportResult:
+    result = service.export(ctx, ns, seed, caps, **options)
+    assert isinstance(result, ExportResult)
+    return result
+
+
+def rendered(service: MemoryService, ctx: CallerContext, ns: str, seed: dict[str, Any], caps: dict[str, Any],
+             **options: Any) -> RenderedExport:
+    result = service.export(ctx, ns, seed, caps, **options)
+    assert isinstance(result, RenderedExport)
+    return result
+
+
+def all_pages(service: MemoryService, ctx: CallerContext, ns: str, seed: dict[str, Any],
+              caps: dict[str, Any]) -> list[ExportResult]:
+    pages = [export(service, ctx, ns, seed, caps)]
+    while pages[-1].next_cursor is not None:
+        pages.append(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor))
+        assert len(pages) < 100
+    return pages
+
+
+def edge_keys(result: ExportResult) -> list[tuple[Any, ...]]:
+    return [(e.source, e.target, e.kind, e.predicate, e.negated, e.fact_id) for e in result.edges]
+
+
+def check_edges_between_nodes(result: ExportResult) -> None:
+    kinds = {n.id: n.kind for n in result.nodes}
+    for edge in result.edges:
+        assert edge.source in kinds and edge.target in kinds
+        if edge.kind == "triple":
+            assert kinds.get(edge.fact_id or "") == "fact"  # every triple cites a fact of the export
+
+
+def entity_id(graph: neo4j.Driver, ns: str, name: str) -> str:
+    rows = query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns AND e.name = $name RETURN e.id AS id",
+                 ns=ns, name=name)
+    assert len(rows) == 1, rows
+    return str(rows[0]["id"])
+
+
+def gate(statements: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "statements.json"
+    path.write_text(json.dumps([{"name": f"line {i + 1}", "source": "export", "text": text}
+                                for i, text in enumerate(statements)]))
+    return subprocess.run(["node", str(GATE / "lint.mjs"), str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def script_statements(script: str) -> list[str]:
+    """The script's statements: one per line (comments aside), each ending in ';'."""
+    lines = [line for line in script.splitlines() if line and not line.startswith("//")]
+    assert all(line.endswith(";") for line in lines)
+    return [line.removesuffix(";") for line in lines]
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any], int]]:
+    """Every named statement run, with its parameters and the number of records the driver received."""
+    calls: list[tuple[str, dict[str, Any], int]] = []
+    original = Tx.run
+
+    def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        rows = original(self, name, **params)
+        calls.append((name, params, len(rows)))
+        return rows
+
+    monkeypatch.setattr(Tx, "run", run)
+    return calls
+
+
+@pytest.fixture
+def chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document, Document]:
+    """v1 → v2 of one memory, and a forgotten memory about the same person."""
+    v1 = service.add_document(ctx, ns, "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle.",
+                              title="alice")
+    v2 = service.update_document(ctx, v1.id, "Alice Johnson works at Google. Alice Johnson lives in Seattle.")
+    gone = service.add_document(ctx, ns, "Alice Johnson visited Lisbon.")
+    service.forget(ctx, gone.id, "soft")
+    return v1, v2, gone
+
+
+HUB_TEAMS = ["Atlas", "Borealis", "Cascade", "Dynamo", "Ember", "Fjord", "Glacier", "Harbor", "Iris", "Juniper",
+             "Kestrel", "Lumen"]
+
+
+@pytest.fixture
+def hub(service: MemoryService, ctx: CallerContext, ns: str) -> list[Document]:
+    """Twelve memories that all mention Kafka (a hub entity)."""
+    return service.add_documents(ctx, ns, [{"content": f"Team {name} streams its audit events through Kafka."}
+                                           for name in HUB_TEAMS])
+
+
+# ---- the Cypher literal writer ----------------------------------------------------------------------
+
+
+def test_cypher_literal_escapes() -> None:
+    assert cypher_literal("it's") == "'it\\'s'"
+    assert cypher_literal('a"b') == "'a\\\"b'"
+    assert cypher_literal("a\\b") == "'a\\\\b'"
+    assert cypher_literal("\\u0041") == "'\\\\u0041'"  # a backslash in data stays a backslash
+    assert cypher_literal("a\nb\rc\td\be\ff") == "'a\\nb\\rc\\td\\be\\ff'"
+    assert cypher_literal("\x00\x1b\x7f\x85") == "'\\u0000\\u001B\\u007F\\u0085'"
+    assert cypher_literal("\u2028\u202e\u200b\ufeff") == "'\\u2028\\u202E\\u200B\\uFEFF'"
+    assert cypher_literal("\U000e0041") == "'\\uDB40\\uDC41'"  # above U+FFFF: a surrogate pair
+    assert cypher_literal("\ud800") == "'\\uD800'"  # a lone surrogate cannot be written as UTF-8
+    assert cypher_literal("Zoë 中文 😀") == "'Zoë 中文 😀'"  # visible Unicode is written as it is
+    assert cypher_literal(None) == "null"
+    assert cypher_literal(True) == "true" and cypher_literal(False) == "false"
+    assert cypher_literal(-42) == "-42" and cypher_literal(2**63 - 1) == str(2**63 - 1)
+    assert cypher_literal(-(2**63)) == f"({-(2**63) + 1} - 1)"
+    with pytest.raises(ValueError):
+        cypher_literal(2**63)
+    with pytest.raises(TypeError):
+        cypher_literal(1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_cypher_literal_is_one_quoted_line(text: str) -> None:
+    literal = cypher_literal(text)
+    assert literal.startswith("'") and literal.endswith("'") and len(literal.splitlines()) <= 1
+    body = literal[1:-1]
+    # every quote inside is escaped: removing escape pairs leaves no quote and no lone backslash
+    stripped = body.replace("\\\\", "").replace("\\'", "").replace('\\"', "")
+    assert "'" not in stripped and '"' not in stripped
+    assert all(c.isprintable() or c == " " for c in body)
+
+
+def test_cypher_literals_read_back_exactly_on_the_engine(graph: neo4j.Driver) -> None:
+    for text in NASTY:
+        rows = query(graph, f"RETURN {cypher_literal(text)} AS v")
+        assert rows == [{"v": text}], repr(text)
+    assert query(graph, f"RETURN {cypher_literal(-(2**63))} AS v") == [{"v": -(2**63)}]
+
+
+@needs_gate
+def test_cypher_literals_lint_clean(tmp_path: Path) -> None:
+    result = gate([f"RETURN {cypher_literal(text)} AS v" for text in NASTY], tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+# ---- input ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("field", "value", "bounds"), [
+    ("depth", 0, "1 to 4"), ("depth", 5, "1 to 4"),
+    ("max_nodes", 0, "1 to 5000"), ("max_nodes", 5001, "1 to 5000"),
+    ("max_documents", 0, "1 to 1000"), ("max_documents", 1001, "1 to 1000"),
+    ("fanout", 0, "1 to 500"), ("fanout", 501, "1 to 500"),
+])
+def test_out_of_range_caps_name_the_range(service: MemoryService, ctx: CallerContext, ns: str, field: str,
+                                          value: int, bounds: str) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        service.export(ctx, ns, {"kind": "ids", "ids": ["x"]}, {field: value})
+    assert raised.value.code == "invalid_input"
+    assert field in raised.value.message and bounds in raised.value.message
+
+
+@pytest.mark.parametrize(("seed", "caps", "options"), [
+    ({"kind": "ids", "ids": ["x"]}, {"depth": "2"}, {}),
+    ({"kind": "ids", "ids": ["x"]}, {"depth": True}, {}),
+    ({"kind": "ids", "ids": ["x"]}, {"width": 3}, {}),
+    ({"kind": "ids", "ids": []}, {}, {}),
+    ({"kind": "ids", "ids": [f"id-{i}" for i in range(101)]}, {}, {}),
+    ({"kind": "query", "query": "   "}, {}, {}),
+    ({"kind": "query", "query": "x" * 1001}, {}, {}),
+    ({"kind": "document", "id": "not an id!"}, {}, {}),
+    ({"kind": "document", "id": "x", "depth": 2}, {}, {}),
+    ({"kind": "everything"}, {}, {}),
+    ("just a string", {}, {}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "xml"}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"target_namespace": "other"}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "cypher", "target_namespace": "_system"}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "cypher", "target_namespace": "has space"}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"view": {"as_of": -1}}),
+])
+def test_bad_requests_are_invalid_input(service: MemoryService, ctx: CallerContext, ns: str, seed: Any,
+                                        caps: Any, options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput):
+        service.export(ctx, ns, seed, caps, **options)
+
+
+def test_unreadable_namespace_is_not_found(service: MemoryService, ns: str) -> None:
+    with pytest.raises(NotFound):
+        service.export(CallerContext.for_namespaces(f"{ns}-other"), ns, {"kind": "ids", "ids": ["x"]}, {})
+
+
+# ---- view and namespace -----------------------------------------------------------------------------
+
+
+def test_current_view_shows_placeholders_never_old_or_forgotten_content(
+        service: MemoryService, ctx: CallerContext, ns: str, chain: tuple[Document, Document, Document]) -> None:
+    v1, v2, gone = chain
+    result = export(service, ctx, ns, {"kind": "document", "id": v2.id}, {"depth": 4})
+    by_id = {n.id: n for n in result.nodes}
+    assert by_id[v2.id].kind == "document" and by_id[v2.id].depth == 0 and by_id[v2.id].version == 2
+    placeholder = by_id[v1.id]
+    assert placeholder.kind == "unavailable" and placeholder.depth == 1
+    assert placeholder.model_dump(exclude_none=True) == {"id": v1.id, "kind": "unavailable", "depth": 1}
+    assert (result.unavailable_documents, result.total_documents) == (1, 1)
+    texts = {n.text for n in result.nodes if n.kind == "fact"}
+    assert texts == {"Alice Johnson works at Google.", "Alice Johnson lives in Seattle."}
+    names = {n.name for n in result.nodes if n.kind == "entity"}
+    assert names == {"Alice Johnson", "Google", "Seattle"}  # Microsoft and Lisbon: only out-of-view facts
+    assert gone.id not in by_id
+    assert ("previous_version", v2.id, v1.id) in {(e.kind, e.source, e.target) for e in result.edges}
+    assert {e.predicate for e in result.edges if e.kind == "triple"} == {"work at", "live in"}
+    check_edges_between_nodes(result)
+    assert not result.truncated and result.coverage == 1.0 and result.next_cursor is None
+    dumped = result.model_dump_json()
+    assert "embedding" not in dumped and "Microsoft" not in dumped and "Lisbon" not in dumped
+    assert json.loads(dumped)["totalDocuments"] == 1 and "unavailableDocuments" in json.loads(dumped)
+
+    # the old version as seed: an unavailable node, not expanded; the forgotten one: not found
+    old = export(service, ctx, ns, {"kind": "document", "id": v1.id}, {"depth": 4})
+    assert [(n.id, n.kind, n.depth) for n in old.nodes] == [(v1.id, "unavailable", 0)]
+    assert old.edges == [] and old.unavailable_documents == 1 and old.total_documents == 0
+    with pytest.raises(NotFound):
+        service.export(ctx, ns, {"kind": "document", "id": gone.id}, {})
+    ignored = export(service, ctx, ns, {"kind": "ids", "ids": [gone.id, "no-such-id"]}, {})
+    assert ignored.nodes == [] and not ignored.truncated and ignored.coverage == 1.0
+
+
+def test_include_forgotten_and_as_of_views(service: MemoryService, ctx: CallerContext, ns: str,
+                                           chain: tuple[Document, Document, Document]) -> None:
+    v1, v2, gone = chain
+    alice = {"kind": "ids", "ids": [v2.id, gone.id]}
+    everything = export(service, ctx, ns, alice, {"depth": 4}, view=View(include_forgotten=True))
+    assert gone.id in {n.id for n in everything.nodes}
+    assert "Lisbon" in {n.name for n in everything.nodes}
+
+    # an export reads a current view as of its first page's time: the same documents as the current view
+    for view in (View(), View(include_forgotten=True), View(include_superseded=True),
+                 View(include_forgotten=True, include_superseded=True)):
+        result = export(service, ctx, ns, {"kind": "ids", "ids": [v1.id, v2.id, gone.id]}, {"depth": 1},
+                        view=view)
+        listed = {d.id for d in service.list_documents(ctx, ns, view=view).items}
+        assert {n.id for n in result.nodes if n.kind == "document"} == listed
+        assert all(n.kind != "unavailable" for n in result.nodes) == view.include_superseded
+
+    then = View(as_of=v1.recorded_at)
+    old = export(service, ctx, ns, {"kind": "document", "id": v1.id}, {"depth": 4}, view=then)
+    by_id = {n.id: n for n in old.nodes}
+    assert by_id[v1.id].kind == "document" and by_id[v1.id].version == 1
+    assert v2.id not in by_id  # recorded later: it did not exist then, not even as a reference
+    assert {n.text for n in old.nodes if n.kind == "fact"} == {"Alice Johnson works at Microsoft.",
+                                                               "Alice Johnson lives in Seattle."}
+    assert "Google" not in {n.name for n in old.nodes}
+    assert old.unavailable_documents == 0
+    with pytest.raises(NotFound):
+        service.export(ctx, ns, {"kind": "document", "id": v2.id}, {}, view=then)
+
+
+def test_namespaces_are_never_crossed(service: MemoryService, ns: str, graph: neo4j.Driver) -> None:
+    other = f"{ns}-x"
+    ctx = CallerContext.for_namespaces(ns, other)
+    mine = service.add_document(ctx, ns, "Priya Raman leads Project Falcon at Corvid Works.")
+    theirs = service.add_document(ctx, other, "Priya Raman leads Project Falcon at Corvid Works.")
+    result = export(service, ctx, ns, {"kind": "ids", "ids": [mine.id, theirs.id]}, {"depth": 4})
+    ids = [n.id for n in result.nodes]
+    stored = query(graph, "MATCH (n) WHERE n.id IN $ids RETURN n.namespace AS ns", ids=ids)
+    assert len(stored) == len(ids) and {r["ns"] for r in stored} == {ns}
+    assert theirs.id not in ids and result.total_documents == 1
+    with pytest.raises(NotFound):
+        service.export(ctx, ns, {"kind": "entity", "id": entity_id(graph, other, "Priya Raman")}, {})
+    with pytest.raises(NotFound):
+        service.export(ctx, ns, {"kind": "document", "id": theirs.id}, {})
+
+
+# ---- caps -------------------------------------------------------------------------------------------
+
+
+def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
+                                 spy: list[tuple[str, dict[str, Any], int]]) -> None:
+    caps = {"depth": 3, "max_nodes": 7, "max_documents": 3, "fanout": 4}
+    seed = {"kind": "ids", "ids": [hub[0].id, hub[1].id]}
+    spy.clear()
+    result = export(service, ctx, ns, seed, caps)
+    assert len(result.nodes) <= 7 and result.total_documents <= 3
+    assert result.truncated and result.next_cursor is not None
+
+    names = [name for name, _, _ in spy]
+    starts = [i for i, name in enumerate(names) if name == "export_seeds"]
+    assert len(starts) == 2  # the page's walk, then the count of reachable documents (truncated)
+    fetches = next(i for i, name in enumerate(names) if name.startswith("export_") and name not in
+                   ("export_seeds", "export_level"))
+    page_walk, count_walk = spy[starts[0]:starts[1]], spy[starts[1]:fetches]
+    assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
+    assert sum(rows for _, _, rows in page_walk) <= 7 + 1  # the page's nodes, and one to know more exist
+    assert all(params["fanout"] == 4 for name, params, _ in page_walk if name == "export_level")
+    assert sum(rows for _, _, rows in count_walk) <= 10 * 7
+    properties = [(name, rows) for name, _, rows in spy[fetches:] if name != "export_edges"]
+    assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
+    check_edges_between_nodes(result)
+
+
+def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
+                                  graph: neo4j.Driver, spy: list[tuple[str, dict[str, Any], int]]) -> None:
+    kafka = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}
+    spy.clear()
+    result = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 5})
+    first_level = next(rows for name, params, rows in spy if name == "export_level")
+    assert first_level == 5  # of its 12 facts and the entities it is related to, only 5 reach the driver
+    assert [n.depth for n in result.nodes].count(1) == 5
+    assert result.truncated and result.next_cursor is None  # one page, but the fan-out left nodes out
+    # all twelve memories are reachable within two hops; the count is exact (below 10 x max_documents)
+    assert result.coverage == pytest.approx(result.total_documents / 12) and not result.coverage_is_upper_bound
+    assert result.total_documents < 12
+
+    capped = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500, "max_documents": 1})
+    assert capped.total_documents == 1 and capped.next_cursor is not None
+    assert capped.coverage_is_upper_bound and capped.coverage == pytest.approx(1 / 10)  # counted up to 10
+
+    whole = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500})
+    assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == 12
+
+
+# ---- pages ------------------------------------------------------------------------------------------
+
+
+def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContext, ns: str,
+                                       hub: list[Document], chain: tuple[Document, Document, Document]) -> None:
+    service.add_document(ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
+    seed = {"kind": "ids", "ids": [chain[1].id, hub[0].id]}
+    whole = export(service, ctx, ns, seed, {"depth": 4, "max_nodes": 5000})
+    # big enough for many pages, small enough that the first page counts the reachable documents exactly
+    assert not whole.truncated and 30 < len(whole.nodes) < 10 * 8
+    pages = all_pages(service, ctx, ns, seed, {"depth": 4, "max_nodes": 8, "max_documents": 2})
+    assert len(pages) > 5
+    assert all(len(p.nodes) <= 8 and p.total_documents <= 2 and p.truncated for p in pages)
+    assert [n for p in pages for n in p.nodes] == whole.nodes  # same nodes, same order, nothing repeated
+    edges = [key for p in pages for key in edge_keys(p)]
+    assert len(edges) == len(set(edges)) and set(edges) == set(edge_keys(whole))
+    emitted: set[str] = set()
+    for page in pages:  # each edge comes with the later of its nodes
+        emitted |= {n.id for n in page.nodes}
+        assert all(e.source in emitted and e.target in emitted for e in page.edges)
+        assert all(e.source in {n.id for n in page.nodes} or e.target in {n.id for n in page.nodes}
+                   or e.fact_id in {n.id for n in page.nodes} for e in page.edges)
+    assert sum(p.total_documents for p in pages) == whole.total_documents
+    assert sum(p.coverage for p in pages) == pytest.approx(1.0)
+    assert all(not p.coverage_is_upper_bound for p in pages)
+
+
+def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: CallerContext, ns: str,
+                                                  hub: list[Document]) -> None:
+    seed = {"kind": "query", "query": "Which team streams audit events through Kafka?"}
+    caps = {"depth": 2, "max_nodes": 8}
+    before = export(service, ctx, ns, seed, {"depth": 2, "max_nodes": 5000})
+    hits = [h.fact_id for h in service.search(ctx, seed["query"], namespaces=[ns], limit=10)]
+    assert sorted(n.id for n in before.nodes if n.depth == 0) == sorted(hits)
+    first = export(service, ctx, ns, seed, caps)
+    # memories change between pages: later pages still show the graph as of the first page
+    service.update_document(ctx, hub[0].id, "Team Atlas streams its audit events through Pulsar now.")
+    service.add_documents(ctx, ns, [{"content": f"Team {n} also streams audit events through Kafka."}
+                                    for n in ("Nova", "Orion", "Pike")])
+    pages = [first]
+    while pages[-1].next_cursor is not None:
+        pages.append(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor))
+    assert [(n.id, n.kind, n.depth) for p in pages for n in p.nodes] == \
+        [(n.id, n.kind, n.depth) for n in before.nodes]
+
+
+def test_foreign_or_tampered_cursors_are_refused(service: MemoryService, ns: str, hub: list[Document]) -> None:
+    other = f"{ns}-x"
+    ctx = CallerContext.for_namespaces(ns, other)
+    service.add_documents(ctx, other, [{"content": f"Team {n} streams its audit events through Kafka."}
+                                       for n in HUB_TEAMS])
+    seed = {"kind": "query", "query": "audit events through Kafka"}
+    caps = {"max_nodes": 3}
+    cursor = export(service, ctx, ns, seed, caps).next_cursor
+    assert cursor is not None
+    assert export(service, ctx, ns, seed, caps, cursor=cursor).nodes  # the genuine one works
+
+    payload, mac = cursor.split(".")
+    flipped = payload[:10] + ("A" if payload[10] != "A" else "B") + payload[11:]
+    tampered = [f"{flipped}.{mac}", f"{payload}.{mac[::-1]}", f"{payload}.", cursor + "=", cursor + ".x",
+                f"{payload}!.{mac}", "", "x" * 5000, cursor.replace(".", "")]
+    for bad in tampered:
+        with pytest.raises(InvalidInput, match="cursor is not valid") as raised:
+            service.export(ctx, ns, seed, caps, cursor=bad)
+        assert raised.value.code == "invalid_input"
+    for namespace, other_seed, other_caps, view in [
+            (other, seed, caps, View()), (ns, {**seed, "query": "Kafka"}, caps, View()),
+            (ns, seed, {"max_nodes": 4}, View()), (ns, seed, caps, View(include_forgotten=True))]:
+        with pytest.raises(InvalidInput, match="cursor belongs to another export"):
+            service.export(ctx, namespace, other_seed, other_caps, cursor=cursor, view=view)
+
+    # a replica with another key refuses it like a forgery
+    replica = MemoryService(service.store, service.settings.model_copy(
+        update={"cursor_secret": SecretStr("s" * 40)}), service.pipeline)
+    with pytest.raises(InvalidInput, match="cursor is not valid"):
+        replica.export(ctx, ns, seed, caps, cursor=cursor)
+
+
+def test_cursor_key_is_created_once_with_mode_0600(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    key = cursor_key(settings)
+    path = tmp_path / "data" / "cursor.key"
+    assert len(key) == 32 and path.read_bytes() == key and (path.stat().st_mode & 0o777) == 0o600
+    assert cursor_key(make_settings(tmp_path / "data")) == key
+    assert os.listdir(tmp_path / "data") == ["cursor.key"]  # no draft left behind
+    assert cursor_key(make_settings(tmp_path, cursor_secret=SecretStr("k" * 32))) == b"k" * 32
+    with pytest.raises(ConfigurationError):
+        cursor_key(make_settings(tmp_path, cursor_secret=SecretStr("short")))
+    path.write_bytes(b"truncated")
+    with pytest.raises(ConfigurationError):
+        cursor_key(settings)
+
+
+# ---- formats ----------------------------------------------------------------------------------------
+
+
+def test_graphml_keeps_text_except_what_xml_cannot_hold() -> None:
+    nodes = [ExportNode(id=f"f{i}", kind="fact", depth=0, text=text) for i, text in enumerate(NASTY)]
+    root = ET.fromstring(render_graphml(ExportResult(
+        total_documents=0, truncated=False, unavailable_documents=0, coverage=1.0, coverage_is_upper_bound=False,
+        nodes=nodes, edges=[])).encode())
+    read = {n.get("id"): next((d.text or "" for d in n if d.get("key") == "n_text"), "")
+            for n in root.iter(f"{{{GRAPHML_NS}}}node")}
+    xml_chars = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    assert read == {f"f{i}": xml_chars.sub("\ufffd", text) for i, text in enumerate(NASTY)}
+
+
+def test_graphml_parses_and_declares_its_keys(service: MemoryService, ctx: CallerContext, ns: str,
+                                              chain: tuple[Document, Document, Document]) -> None:
+    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
+    seed = {"kind": "ids", "ids": [chain[1].id, nasty.id]}
+    result = export(service, ctx, ns, seed, {"depth": 3})
+    graphml = rendered(service, ctx, ns, seed, {"depth": 3}, format="graphml")
+    assert graphml.format == "graphml" and graphml.total_documents == result.total_documents
+    root = ET.fromstring(graphml.content.encode())
+    tag = f"{{{GRAPHML_NS}}}"
+    assert root.tag == f"{tag}graphml"
+    keys = {k.get("id"): (k.get("for"), k.get("attr.name"), k.get("attr.type")) for k in root.iter(f"{tag}key")}
+    assert keys["n_kind"] == ("node", "kind", "string") and keys["e_negated"] == ("edge", "negated", "boolean")
+    assert keys["g_total_documents"] == ("graph", "totalDocuments", "long")
+    assert all(d.get("key") in keys for d in root.iter(f"{tag}data"))
+    graph = root.find(f"{tag}graph")
+    assert graph is not None and graph.get("edgedefault") == "directed"
+    nodes = {n.get("id"): {d.get("key"): d.text for d in n} for n in graph.iter(f"{tag}node")}
+    assert list(nodes) == [n.id for n in result.nodes]
+    assert nodes[chain[0].id] == {"n_kind": "unavailable", "n_depth": "1"}
+    texts = {d["n_text"] for d in nodes.values() if "n_text" in d}
+    assert "Zoë's \"quoted\" note: back\\slash, tab\t, bell\ufffd, RLO\u202e done." in texts  # BEL: not XML
+    edges = [(e.get("source"), e.get("target")) for e in graph.iter(f"{tag}edge")]
+    assert edges == [(e.source, e.target) for e in result.edges]
+
+
+@needs_gate
+def test_cypher_export_lints_clean(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
+                                   chain: tuple[Document, Document, Document], tmp_path: Path) -> None:
+    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
+    script = rendered(service, ctx, ns, {"kind": "ids", "ids": [nasty.id, chain[1].id]}, {"depth": 4},
+                      format="cypher", target_namespace="copy.of-it").content
+    statements = script_statements(script)
+    assert len(statements) > 40
+    result = gate(statements, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"{len(statements)} statements checked" in result.stdout
+
+
+def test_cypher_export_round_trips(service: MemoryService, ns: str, graph: neo4j.Driver,
+                                   chain: tuple[Document, Document, Document]) -> None:
+    target = f"{ns}-copy"
+    ctx = CallerContext.for_namespaces(ns, target)
+    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
+    falcon = service.add_document(ctx, ns, "Priya Raman leads Project Falcon. Zoë does not use Oracle.")
+    seed = {"kind": "ids", "ids": [chain[1].id, nasty.id, falcon.id]}
+    original = export(service, ctx, ns, seed, {"depth": 4})
+    assert not original.truncated and original.unavailable_documents == 1
+    assert any(e.kind == "triple" and e.negated for e in original.edges)
+    script = rendered(service, ctx, ns, seed, {"depth": 4}, format="cypher", target_namespace=target).content
+
+    # ids are unique across the database: the copy loads where they are not present any more
+    query(graph, "MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
+    for statement in script_statements(script):
+        query(graph, statement)
+    for statement in script_statements(script):  # MERGE: a second run changes nothing
+        query(graph, statement)
+
+    copy = export(service, ctx, target, seed, {"depth": 4})
+    placeholders = {n.id for n in original.nodes if n.kind == "unavailable"}  # not recreated: nothing to copy
+    expected_nodes = [n for n in original.nodes if n.id not in placeholders]
+    expected_edges = [e for e in original.edges if e.source not in placeholders and e.target not in placeholders]
+    assert copy.nodes == expected_nodes
+    assert copy.edges == expected_edges
+    assert copy.total_documents == original.total_documents and not copy.truncated
+    stored = query(graph, "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=target)[0]["c"]
+    linked = query(graph, "MATCH (a)-[r]->(b) WHERE a.namespace = $ns AND b.namespace = $ns "
+                          "RETURN count(r) AS c", ns=target)[0]["c"]
+    assert (stored, linked) == (len(expected_nodes), len(expected_edges))
+    assert any(n.text and "\u202e" in n.text and "\x07" in n.text for n in copy.nodes)
