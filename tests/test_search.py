@@ -53,10 +53,13 @@ def test_current_view_never_returns_old_or_forgotten(service: MemoryService, ctx
     v2 = service.update_document(ctx, v1.id, "The billing service runs on PostgreSQL.")
     gone = service.add_document(ctx, ns, "The billing service ran on Oracle long ago.")
     service.forget(ctx, gone.id, "soft")
-    texts = [h.text for h in service.search(ctx, "billing service database MySQL Oracle", limit=20)]
-    assert texts == ["The billing service runs on PostgreSQL."]
-    old = service.search(ctx, "billing service database", view=View(as_of=v1.recorded_at))
+    for explain in (False, True):
+        hits = service.search(ctx, "billing service database MySQL Oracle", limit=20, explain=explain)
+        assert [h.text for h in hits] == ["The billing service runs on PostgreSQL."]
+        assert not explain or hits[0].explain is not None and hits[0].explain.path[0] == v2.id
+    old = service.search(ctx, "billing service database", view=View(as_of=v1.recorded_at), explain=True)
     assert [h.text for h in old] == ["The billing service runs on MySQL."]
+    assert old[0].explain is not None and old[0].explain.path[0] == v1.id
     assert old[0].version == 1 and not old[0].is_latest
     assert v2.version == 2
 
