@@ -5,6 +5,7 @@ The GraphQL API and the MCP server mount here in later work; both call ``Runtime
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -29,6 +30,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             return
         opened = await run_in_threadpool(Runtime.open, settings or Settings())
         app.state.runtime = opened
+        # Models and search indexes load in the background: the server answers /health at once, and the
+        # first search does not pay seconds of index loading.
+        threading.Thread(target=opened.warm_up, name="graphmem-warm-up", daemon=True).start()
         jobs = opened.job_worker() if opened.settings.jobs_enabled else None
         if jobs is not None:
             jobs.start()

@@ -78,6 +78,15 @@ class Runtime:
         return cls(settings, store, MemoryService(store, settings, pipeline), engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
 
+    def warm_up(self) -> None:
+        """Load models and search indexes ahead of the first request (run in the background by the app).
+        A failure is logged, not raised: the first request would then pay the cost, nothing more."""
+        try:
+            self.service.warm_up()
+            log.info("warm-up done: models loaded, search indexes touched")
+        except Exception:  # warm-up is an optimisation; requests report real failures themselves
+            log.exception("warm-up failed; the first requests will load models and indexes themselves")
+
     def job_worker(self) -> JobWorker:
         """A worker for this runtime's queued jobs (not started)."""
         service = self.service

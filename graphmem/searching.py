@@ -18,6 +18,8 @@ from graphmem.search.lucene import MAX_QUERY_CHARS
 from graphmem.search.recall import RecallOptions, RecallResult, build_recall
 from graphmem.search.triples import TripleHit, TripleQuery, search_triples
 from graphmem.service_base import ServiceBase
+from graphmem.store.dialect import SearchIndex
+from graphmem.store.driver import Tx
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -30,6 +32,24 @@ def _parse(model: type[M], options: dict[str, Any]) -> M:
 
 
 class Searching(ServiceBase):
+    def warm_up(self) -> None:
+        """Load the models and touch every search index once, so the first request does not pay for them:
+        after a restart the bundled engine loads a vector index on its first query (measured: 1.5 s at 10k
+        facts, 23 s at 100k)."""
+        self.pipeline.warm_up()
+        (vector,) = self.pipeline.embedder.embed(["warm up"])
+        dialect = self.store.dialect
+
+        def touch(tx: Tx) -> None:
+            for index in (SearchIndex.fact_embedding, SearchIndex.entity_embedding):
+                tx.run("index_probe_vector", index=dialect.index_name(index), k=10, vector=vector, limit=1,
+                       namespaces=[])
+            for index in (SearchIndex.fact_text, SearchIndex.entity_name):
+                tx.run("index_probe_fulltext", index=dialect.index_name(index), query="warm", k=10, limit=1,
+                       namespaces=[])
+
+        self.store.read(touch)
+
     def search(self, ctx: CallerContext, query: str, namespaces: list[str] | None = None,
                **options: Any) -> list[FactHit]:
         """Hybrid fact search (``graphmem/search/hybrid.py``). Options: see ``SearchOptions``."""

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
@@ -63,3 +64,9 @@ def test_serve_starts_owns_and_stops_the_engine(run_root: Path) -> None:
     while engine_processes(data_dir) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not engine_processes(data_dir), "serve exited but its engine is still running"
+
+
+def test_warm_up_touches_every_search_index(runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="graphmem.runtime"):
+        runtime.warm_up()
+    assert "warm-up done" in caplog.text and "warm-up failed" not in caplog.text

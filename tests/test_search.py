@@ -56,7 +56,7 @@ def test_current_view_never_returns_old_or_forgotten(service: MemoryService, ctx
     for explain in (False, True):
         hits = service.search(ctx, "billing service database MySQL Oracle", limit=20, explain=explain)
         assert [h.text for h in hits] == ["The billing service runs on PostgreSQL."]
-        assert not explain or hits[0].explain is not None and hits[0].explain.path[0] == v2.id
+        assert not explain or (hits[0].explain is not None and hits[0].explain.path[0] == v2.id)
     old = service.search(ctx, "billing service database", view=View(as_of=v1.recorded_at), explain=True)
     assert [h.text for h in old] == ["The billing service runs on MySQL."]
     assert old[0].explain is not None and old[0].explain.path[0] == v1.id
