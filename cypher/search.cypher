@@ -153,6 +153,16 @@ RETURN e.id AS id, score
 ORDER BY score DESC, id
 LIMIT $limit
 
+// Entity ids by name for graph expansion and triple resolution: no view check here, because the facts
+// or triples they lead to are checked against the view (an EXISTS per hit doubled the statement's cost).
+// name: entities_by_name
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace IN $namespaces
+RETURN e.id AS id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
 // The entities behind hits: how many facts in the view mention them, and their similarity to the query.
 // name: entities_hydrate
 UNWIND $entity_ids AS entity_id

@@ -148,7 +148,7 @@ def _graph_candidates(tx: Tx, dialect: Dialect, scope: dict[str, Any], text: str
         rows += tx.run("facts_neighbouring", fact_ids=seeds, **params)
     query = escape_lucene(text)
     if query is not None:
-        named = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
+        named = widening(tx, "entities_by_name", dialect.index_name(SearchIndex.entity_name),
                          {**params, "query": query}, NAMED_ENTITIES)
         rows += tx.run("facts_mentioning", entity_ids=[e["id"] for e in named], fanout=ENTITY_FANOUT, **params)
     best = {row["id"]: dialect.cosine_score(row["raw"]) for row in rows if row["id"] not in seeds}

@@ -84,7 +84,7 @@ def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | No
     escaped = escape_lucene(text)
     if escaped is None:
         return []
-    rows = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
+    rows = widening(tx, "entities_by_name", dialect.index_name(SearchIndex.entity_name),
                     {**params, "query": escaped}, RESOLVE_K)
     return [r["id"] for r in rows]
 
