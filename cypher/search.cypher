@@ -173,16 +173,20 @@ RETURN e.id AS id, e.name AS name, e.type AS type, facts, {{ similarity(e) }} AS
 
 // Triple search: the caller resolves subject, object and free-term text to entity ids (and the term to
 // fact ids) through the full-text indexes; a null list means "any". A triple is visible only while the
-// fact it was read from is in the view; `negated` filters when not null.
-// name: triples_search
-MATCH (s:Entity)-[r:RELATES]->(o:Entity)
-WHERE r.namespace IN $namespaces
-  AND ($subject_ids IS NULL OR s.id IN $subject_ids)
-  AND ($object_ids IS NULL OR o.id IN $object_ids)
-  AND ($predicate IS NULL OR toLower(r.predicate) CONTAINS $predicate)
-  AND ($negated IS NULL OR r.negated = $negated)
-  AND ($term IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entity_ids OR r.fact_id IN $term_fact_ids
-       OR toLower(r.predicate) CONTAINS $term)
+// fact it was read from is in the view; `negated` filters when not null. Each statement starts from what
+// is known (subjects, objects, a term's entities or facts), so it reads only their triples; only a search
+// by predicate alone reads every triple of the namespaces.
+
+// fragment: triple_filters
+r.namespace IN $namespaces AND s.namespace = r.namespace AND o.namespace = r.namespace
+AND ($subject_ids IS NULL OR s.id IN $subject_ids)
+AND ($object_ids IS NULL OR o.id IN $object_ids)
+AND ($predicate IS NULL OR toLower(r.predicate) CONTAINS $predicate)
+AND ($negated IS NULL OR r.negated = $negated)
+AND ($term_entity_ids IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entity_ids
+     OR r.fact_id IN $term_fact_ids)
+
+// fragment: triple_rows
 MATCH (f:Fact {id: r.fact_id})<-[:CONTAINS]-(d:Document)
 WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }}
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
@@ -191,3 +195,26 @@ RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicat
        d.id AS document_id, d.title AS title, d.source AS source
 ORDER BY recorded_at DESC, fact_id, subject_id, predicate, object_id
 LIMIT $limit
+
+// name: triples_from_subjects
+UNWIND $anchor_ids AS anchor_id
+MATCH (s:Entity {id: anchor_id})-[r:RELATES]->(o:Entity)
+WHERE {{ triple_filters }}
+{{ triple_rows }}
+
+// name: triples_from_objects
+UNWIND $anchor_ids AS anchor_id
+MATCH (o:Entity {id: anchor_id})<-[r:RELATES]-(s:Entity)
+WHERE {{ triple_filters }}
+{{ triple_rows }}
+
+// name: triples_from_facts
+UNWIND $anchor_ids AS anchor_id
+MATCH (:Fact {id: anchor_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
+WHERE r.fact_id = anchor_id AND {{ triple_filters }}
+{{ triple_rows }}
+
+// name: triples_scan
+MATCH (s:Entity)-[r:RELATES]->(o:Entity)
+WHERE {{ triple_filters }}
+{{ triple_rows }}

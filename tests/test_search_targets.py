@@ -81,6 +81,8 @@ def test_triples_by_subject_predicate_object_and_term(service: MemoryService, ct
     assert [t.object.name for t in service.search_triples(ctx, subject="Marcus", negated=False)] == ["PostgreSQL"]
     assert [t.object.name for t in service.search_triples(ctx, object="MySQL")] == ["MySQL"]
     assert {t.object.name for t in service.search_triples(ctx, term="Marcus")} == {"MySQL", "PostgreSQL"}
+    assert [(t.subject.name, t.negated) for t in service.search_triples(ctx, term="MySQL")] == [("Marcus", True)]
+    assert [t.object.name for t in service.search_triples(ctx, term="leads Project")] == ["Project Falcon"]
     service.forget(ctx, dislike.id, "soft")
     assert [t.object.name for t in service.search_triples(ctx, subject="Marcus")] == ["PostgreSQL"]
     assert len(service.search_triples(ctx, subject="Marcus", view=View(include_forgotten=True))) == 2

@@ -1,11 +1,13 @@
 """Triple search: (subject)-[predicate]->(object) by subject, predicate, object or a free term.
 
 Subject, object and term text are resolved to entities through the entity-name full-text index (so
-"Priya" finds "Priya Raman"); the term also matches the text of the fact a triple was read from and the
-predicate. Predicates are stored as verb lemmas with their particles ("stream through"), so the caller
-lemmatises the asked predicate before it is matched as a substring. A negated triple ("Marcus does not
-like MySQL") is always returned with ``negated=True`` and its statement reads "does not"; ``negated``
-filters when set. Newest first (the recorded time of the supporting fact), ties by ids.
+"Priya" finds "Priya Raman"); the term also matches the text of the fact a triple was read from.
+Predicates are stored as verb lemmas with their particles ("stream through"), so the caller lemmatises the
+asked predicate before it is matched as a substring. A negated triple ("Marcus does not like MySQL") is
+always returned with ``negated=True`` and its statement reads "not"; ``negated`` filters when set. Newest
+first (the recorded time of the supporting fact), ties by ids. Each search starts from the entities or
+facts it resolved, so it reads only their triples; a search by predicate alone reads every triple of the
+namespaces.
 """
 
 from __future__ import annotations
@@ -66,15 +68,28 @@ def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: Tripl
     subject_ids = _entity_ids(tx, dialect, params, query.subject)
     object_ids = _entity_ids(tx, dialect, params, query.object)
     term_entity_ids = _entity_ids(tx, dialect, params, query.term)
-    term_fact_ids: list[str] | None = None
-    if query.term is not None:
-        term_fact_ids = [c.id for c in fulltext_candidates(tx, dialect, namespaces, query.view, query.term,
-                                                           RESOLVE_K)]
-    rows = tx.run("triples_search", subject_ids=subject_ids, object_ids=object_ids,
-                  predicate=predicate_lemma.lower() if predicate_lemma else None, negated=query.negated,
-                  term=query.term.lower() if query.term else None, term_entity_ids=term_entity_ids or [],
-                  term_fact_ids=term_fact_ids or [], limit=query.limit, **params)
-    return [_hit(row) for row in rows]
+    term_fact_ids = None if query.term is None else [
+        c.id for c in fulltext_candidates(tx, dialect, namespaces, query.view, query.term, RESOLVE_K)]
+    params.update(subject_ids=subject_ids, object_ids=object_ids, term_entity_ids=term_entity_ids,
+                  term_fact_ids=term_fact_ids or [], negated=query.negated, limit=query.limit,
+                  predicate=predicate_lemma.lower() if predicate_lemma else None)
+    # Start from the narrowest thing known; a free term starts from its entities (either end) and facts.
+    if subject_ids is not None:
+        starts = [("triples_from_subjects", subject_ids)]
+    elif object_ids is not None:
+        starts = [("triples_from_objects", object_ids)]
+    elif term_entity_ids is not None:
+        starts = [("triples_from_subjects", term_entity_ids), ("triples_from_objects", term_entity_ids),
+                  ("triples_from_facts", term_fact_ids or [])]
+    else:
+        starts = [("triples_scan", [])]
+    rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for statement, anchors in starts:
+        for row in tx.run(statement, anchor_ids=anchors, **params):
+            rows[(row["fact_id"], row["subject_id"], row["predicate"], row["object_id"])] = row
+    ordered = sorted(rows.values(), key=lambda r: (-r["recorded_at"], r["fact_id"], r["subject_id"],
+                                                   r["predicate"], r["object_id"]))
+    return [_hit(row) for row in ordered[: query.limit]]
 
 
 def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | None) -> list[str] | None:
