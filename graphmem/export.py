@@ -33,11 +33,11 @@ object and fact) appears, so the union of all pages repeats nothing.
 **Completeness.** ``totalDocuments`` and ``unavailableDocuments`` count this page. ``truncated`` says that
 this page is not the whole reachable graph: other pages exist, or the fan-out cap left neighbours out.
 ``coverage`` is this page's documents over the documents reachable from the seeds within ``depth`` in the
-view, ignoring the fan-out and page caps. It is 1.0, without further work, when nothing is truncated;
-otherwise the reachable documents are counted once, on the first page, by a second walk without the
-fan-out cap that stops at ``10 x max_documents`` documents or ``10 x max_nodes`` nodes. When it stops
-there the count is a lower bound, so ``coverage`` is an upper bound and ``coverage_is_upper_bound`` says
-so. The count travels in the cursor to later pages.
+view, counted up to ten times the caps. It is 1.0, without further work, when nothing is truncated;
+otherwise the reachable documents are counted once, on the first page, by a second walk whose caps are
+ten times the page's: ``10 x max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout``
+neighbours per node. When it hits one of them the count is a lower bound, so ``coverage`` is an upper
+bound and ``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
 
 **Cursor.** Stateless: the next page re-runs the walk and emits nodes ``[offset, offset + max_nodes)``.
 Its payload binds the namespace, a digest of the seed, caps and requested view, the pinned view time
@@ -422,14 +422,16 @@ class _Traversal:
         return _Walk(nodes, complete=not exhausted, cut=cut)
 
     def reachable_documents(self, caps: ExportCaps, included: list[_Reached]) -> tuple[int, bool]:
-        """(documents reachable within ``depth`` ignoring the fan-out and page caps, is that a lower
-        bound). Counted by a walk without the fan-out cap, stopped at the ceilings; the included
-        documents count even where that walk stopped before reaching them."""
+        """(documents reachable within ``depth`` ignoring the page caps, is that a lower bound). Counted by
+        a walk with every cap ten times the page's (documents, nodes, fan-out per node); where that walk hit
+        a cap the count is a lower bound. The included documents count even where the walk stopped before
+        reaching them. (Without a fan-out cap the count read every fact of every hub on the way: 2.9 s for
+        one export at 100k facts.)"""
         ceiling = COUNT_FACTOR * caps.max_documents
         budget = COUNT_FACTOR * caps.max_nodes
-        walk = self.walk(fanout=budget, budget=budget, document_ceiling=ceiling)
+        walk = self.walk(fanout=COUNT_FACTOR * caps.fanout, budget=budget, document_ceiling=ceiling)
         found = {node.id for node in [*walk.nodes, *included] if node.kind == "document"}
-        if not walk.complete or len(found) > ceiling:
+        if not walk.complete or walk.cut or len(found) > ceiling:
             return min(len(found), ceiling), True
         return len(found), False
 
