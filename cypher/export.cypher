@@ -116,20 +116,23 @@ MATCH (e:Entity {id: node_id})
 WHERE e.namespace = $namespace
 RETURN e.id AS id, e.name AS name, e.type AS type
 
-// The edges a page owns: those between one of its nodes ($documents, $unavailable, $facts, $entities) and
-// a node the walk has emitted up to the end of this page ($emitted, the page included). A triple also
-// needs its supporting fact among the emitted nodes: every triple in an export cites a fact of the
-// export. A PREVIOUS_VERSION edge needs one end in view (two unavailable references are not linked). An
-// edge between two nodes of the page is found from both ends and returned once (UNION).
+// The edges a page owns: those whose last node (for a triple: subject, object or supporting fact) is on
+// this page ($documents, $unavailable, $facts, $entities), the other end among the nodes emitted up to
+// the end of this page ($emitted). Edges are read from the low-degree end: a fact has one document and a
+// few entities, while an entity may be a hub with thousands of facts. So edges from a fact of this page
+// are read from it; edges to a document or entity of this page from a fact of an earlier page are read
+// from those earlier facts ($earlier_facts, empty on the first page). A triple also needs its supporting
+// fact among the emitted nodes: every triple in an export cites a fact of the export. A PREVIOUS_VERSION
+// edge needs one end in view (two unavailable references are not linked).
 // name: export_edges
-UNWIND $documents AS node_id
-MATCH (n:Document {id: node_id})-[:CONTAINS]->(m:Fact)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
-RETURN n.id AS source, m.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
-UNION
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
 WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNION
+UNWIND $earlier_facts AS node_id
+MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $documents
 RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $documents + $unavailable AS node_id
@@ -151,10 +154,10 @@ MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
 WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
 RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
-UNWIND $entities AS node_id
-MATCH (n:Entity {id: node_id})<-[:MENTIONS]-(m:Fact)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
-RETURN m.id AS source, n.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+UNWIND $earlier_facts AS node_id
+MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $entities
+RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
@@ -163,8 +166,9 @@ WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
 RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
        r.fact_id AS fact_id
 UNION
-UNWIND $entities AS node_id
-MATCH (n:Entity {id: node_id})-[r:RELATES]-(m:Entity)
-WHERE n.namespace = $namespace AND r.namespace = $namespace AND m.id IN $emitted AND r.fact_id IN $emitted
-RETURN startNode(r).id AS source, endNode(r).id AS target, 'triple' AS kind, r.predicate AS predicate,
-       r.negated AS negated, r.fact_id AS fact_id
+UNWIND $earlier_facts AS node_id
+MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
+WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
+  AND s.id IN $emitted AND o.id IN $emitted AND (s.id IN $entities OR o.id IN $entities)
+RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+       r.fact_id AS fact_id

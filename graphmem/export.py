@@ -469,8 +469,11 @@ def _edges(tx: Tx, scope: dict[str, Any], page: list[_Reached], emitted: list[_R
         return []
     by_kind = {kind: [node.id for node in page if node.kind == kind]
                for kind in ("document", "unavailable", "fact", "entity")}
+    on_page = {node.id for node in page}
+    earlier_facts = [node.id for node in emitted if node.kind == "fact" and node.id not in on_page]
     rows = tx.run("export_edges", documents=by_kind["document"], unavailable=by_kind["unavailable"],
-                  facts=by_kind["fact"], entities=by_kind["entity"], emitted=[node.id for node in emitted], **scope)
+                  facts=by_kind["fact"], entities=by_kind["entity"], emitted=[node.id for node in emitted],
+                  earlier_facts=earlier_facts, **scope)
     edges = [ExportEdge.model_validate(row) for row in rows]
     return sorted(edges, key=lambda e: (e.kind, e.source, e.target, e.predicate or "", bool(e.negated),
                                         e.fact_id or ""))

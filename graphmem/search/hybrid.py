@@ -29,14 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphmem.search.fuse import Fused, mmr, rrf, with_recency
 from graphmem.search.lucene import escape_lucene
-from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates, widening
+from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.views import CURRENT, Filters, View
 
 SEEDS = 5  # top fused hits that graph expansion starts from
 ENTITY_FANOUT = 25  # facts taken per shared or named entity: a hub entity cannot flood the candidates
-NAMED_ENTITIES = 10  # entities whose name best matches the query, for the graph signal
+NAMED_ENTITIES = 10  # entities whose name best matches the query, for the graph signal: one index call of
+# 20 x that, never widened (widening tripled the calls for rare words; this is the weakest signal)
 MIN_POOL = 30  # vector candidates, at least (limit x 3 above that)
 SECONDARY_DEPTH = 40  # full-text and graph candidates: deeper, they only add noise at weight 0.2
 
@@ -148,8 +149,8 @@ def _graph_candidates(tx: Tx, dialect: Dialect, scope: dict[str, Any], text: str
         rows += tx.run("facts_neighbouring", fact_ids=seeds, **params)
     query = escape_lucene(text)
     if query is not None:
-        named = widening(tx, "entities_by_name", dialect.index_name(SearchIndex.entity_name),
-                         {**params, "query": query}, NAMED_ENTITIES)
+        named = tx.run("entities_by_name", index=dialect.index_name(SearchIndex.entity_name),
+                       **{**params, "query": query, "k": NAMED_ENTITIES * 20, "limit": NAMED_ENTITIES})
         rows += tx.run("facts_mentioning", entity_ids=[e["id"] for e in named], fanout=ENTITY_FANOUT, **params)
     best = {row["id"]: dialect.cosine_score(row["raw"]) for row in rows if row["id"] not in seeds}
     ordered = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
