@@ -84,7 +84,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from graphmem.config import Settings
 from graphmem.errors import ConfigurationError, InvalidInput, NotFound
-from graphmem.model import ID_PATTERN, INT64, check_namespace, invalid_input
+from graphmem.model import ID_PATTERN, INT64, check_namespace, invalid_input, within
 from graphmem.search.lucene import MAX_QUERY_CHARS
 from graphmem.store.driver import GraphStore, Tx
 from graphmem.store.views import View
@@ -107,17 +107,6 @@ _CURSOR_CONTEXT = b"graphmem-export-cursor-v1\x00"  # the key signs nothing else
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _within(low: int, high: int) -> AfterValidator:
-    """A range check whose message names the whole range (pydantic's names only the bound it broke)."""
-
-    def check(value: int) -> int:
-        if not low <= value <= high:
-            raise ValueError(f"must be from {low} to {high}")
-        return value
-
-    return AfterValidator(check)
 
 
 def _not_blank(value: str) -> str:
@@ -160,10 +149,10 @@ _SEED: TypeAdapter[QuerySeed | DocumentSeed | EntitySeed | IdsSeed] = TypeAdapte
 class ExportCaps(_Frozen):
     """The bounds of one page. Every one is enforced inside the statements, not after them."""
 
-    depth: Annotated[int, Field(strict=True), _within(1, 4)] = 2
-    max_nodes: Annotated[int, Field(strict=True), _within(1, 5000)] = 2000
-    max_documents: Annotated[int, Field(strict=True), _within(1, 1000)] = 1000
-    fanout: Annotated[int, Field(strict=True), _within(1, 500)] = 50
+    depth: Annotated[int, Field(strict=True), within(1, 4)] = 2
+    max_nodes: Annotated[int, Field(strict=True), within(1, 5000)] = 2000
+    max_documents: Annotated[int, Field(strict=True), within(1, 1000)] = 1000
+    fanout: Annotated[int, Field(strict=True), within(1, 500)] = 50
 
 
 class _Format(_Frozen):

@@ -35,6 +35,18 @@ METADATA_KEY_CHARS = 128
 INT64 = (-(2**63), 2**63 - 1)
 
 
+def within(low: int, high: int) -> AfterValidator:
+    """A range check whose message names the whole range (pydantic's names only the bound it broke), for
+    the bounded counts of the API: limits, depths, caps, budgets."""
+
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be from {low} to {high}")
+        return value
+
+    return AfterValidator(check)
+
+
 def check_namespace(namespace: object) -> str:
     """A caller-nameable namespace: 1-64 of ``[A-Za-z0-9._-]``, and not one starting with ``_``.
 

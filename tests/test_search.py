@@ -80,6 +80,9 @@ def test_min_score_and_bad_options(service: MemoryService, ctx: CallerContext, n
     for bad in ({"limit": 0}, {"limit": 101}, {"min_score": 2}, {"weights": "x"}, {"unknown": 1}):
         with pytest.raises(InvalidInput):
             service.search(ctx, "Porto", **bad)
+    for bad_limit in (0, 101):  # the message names the whole range
+        with pytest.raises(InvalidInput, match="limit: must be from 1 to 100"):
+            service.search(ctx, "Porto", limit=bad_limit)
     for query in ("", "   ", "x" * 1001):
         with pytest.raises(InvalidInput):
             service.search(ctx, query)

@@ -116,8 +116,9 @@ def test_recall_never_exceeds_its_budget(service: MemoryService, ctx: CallerCont
         if max_tokens == 32:
             assert result.answer_status == "no_confirmed_answer" and result.context_text == ""
             assert reasons == {"token_budget"}
-    for bad in ({"max_items": 0}, {"max_items": 51}, {"max_tokens": 31}, {"max_tokens": 16_001}):
-        with pytest.raises(InvalidInput):
+    for bad, allowed in (({"max_items": 0}, "1 to 50"), ({"max_items": 51}, "1 to 50"),
+                         ({"max_tokens": 31}, "32 to 16000"), ({"max_tokens": 16_001}, "32 to 16000")):
+        with pytest.raises(InvalidInput, match=f"must be from {allowed}"):
             service.recall(ctx, query, **bad)
 
 

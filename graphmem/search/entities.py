@@ -4,10 +4,11 @@ found in the current view."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graphmem.model import within
 from graphmem.search.fuse import rrf
 from graphmem.search.hybrid import SignalScore
 from graphmem.search.lucene import escape_lucene
@@ -23,7 +24,7 @@ ENTITY_RRF_K = 5
 class EntitySearchOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    limit: int = Field(10, ge=1, le=100)
+    limit: Annotated[int, within(1, 100)] = 10
     view: View = CURRENT
     explain: bool = False
 

@@ -23,10 +23,11 @@ carry no embeddings, each hit a citation; ties break by id.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from graphmem.model import within
 from graphmem.search.fuse import Fused, mmr, rrf, with_recency
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates
@@ -54,7 +55,7 @@ class SearchOptions(Filters):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    limit: int = Field(10, ge=1, le=100)
+    limit: Annotated[int, within(1, 100)] = 10
     view: View = CURRENT
     weights: dict[str, float] = Field(default_factory=default_weights)
     rrf_k: int = Field(5, ge=1, le=1000, description="reciprocal-rank constant")

@@ -32,10 +32,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 from tokenizers import Tokenizer
 
+from graphmem.model import within
 from graphmem.search.hybrid import FactHit
 
 ANSWER_SIMILARITY = 0.62
@@ -53,8 +55,8 @@ HEADER = "Memories relevant to the question, with their sources:"
 class RecallOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_items: int = Field(8, ge=1, le=50)
-    max_tokens: int = Field(1500, ge=32, le=16_000)
+    max_items: Annotated[int, within(1, 50)] = 8
+    max_tokens: Annotated[int, within(32, 16_000)] = 1500
 
 
 class AnswerStatus(StrEnum):

@@ -12,10 +12,11 @@ namespaces.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from graphmem.model import within
 from graphmem.search.hybrid import Citation
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
@@ -34,7 +35,7 @@ class TripleQuery(BaseModel):
     object: str | None = Field(None, min_length=1, max_length=200)
     term: str | None = Field(None, min_length=1, max_length=200)
     negated: bool | None = None
-    limit: int = Field(10, ge=1, le=100)
+    limit: Annotated[int, within(1, 100)] = 10
     view: View = CURRENT
 
     @model_validator(mode="after")
