@@ -13,6 +13,7 @@ Each candidate carries its signal's score and rank; ties break by id so results 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ class Candidate:
 
 
 def ranked(rows: list[dict[str, Any]], signal: str, score_key: str = "score",
-            scale: Any = float) -> list[Candidate]:
+           scale: Callable[[float], float] = float) -> list[Candidate]:
     return [Candidate(str(row["id"]), signal, scale(row[score_key]), rank)
             for rank, row in enumerate(rows, start=1)]
 
@@ -55,14 +56,14 @@ ENTITIES = VectorTarget("entities_count", "entities_vector_scan", "entities_vect
                         SearchIndex.entity_embedding)
 
 
-def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[str, Any], limit: int,
-                  signal: str = "vector") -> list[Candidate]:
+def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[str, Any],
+                  limit: int) -> list[Candidate]:
     """The ``limit`` nearest items: an exact scan at or below ``EXACT_SCAN_MAX_FACTS`` items in the caller's
     namespaces, else the index, widened while the filters inside the statement leave fewer than ``limit``."""
     params = {**params, "limit": limit}
     if namespace_size(tx, target.count, params["namespaces"]) <= EXACT_SCAN_MAX_FACTS:
-        return ranked(tx.run(target.scan, **params), signal, "raw", dialect.cosine_score)
-    return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit), signal)
+        return ranked(tx.run(target.scan, **params), "vector", "raw", dialect.cosine_score)
+    return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit), "vector")
 
 
 def namespace_size(tx: Tx, statement: str, namespaces: list[str]) -> int:

@@ -49,12 +49,12 @@ class Tx:
     """A transaction that runs named statements only. Query text never comes from callers."""
 
     def __init__(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, dialect: Dialect,
-                 named: dict[str, Statement], memo: TTLCache[Any, Any] | None = None) -> None:
+                 named: dict[str, Statement], memo: TTLCache[Any, Any]) -> None:
         self._tx = tx
         self._dialect = dialect
         self._named = named
         # The store's short-lived memo of derived values that may be a little stale (namespace sizes).
-        self.memo: TTLCache[Any, Any] = memo if memo is not None else TTLCache(maxsize=1, ttl=0)
+        self.memo = memo
 
     def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
