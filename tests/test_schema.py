@@ -59,7 +59,6 @@ def test_uniqueness_is_enforced(graph: neo4j.Driver, ns: str, label: str, key: s
 
 
 @pytest.mark.parametrize(("index", "label", "prop"), [
-    (SearchIndex.document_title, "Document", "title"),
     (SearchIndex.fact_text, "Fact", "text"),
     (SearchIndex.entity_name, "Entity", "name"),
 ])

@@ -1,8 +1,8 @@
 """Split a document into sentence-level facts with exact spans.
 
 Spans are Python code-point offsets into the stored content, end exclusive, so
-``content[start:end] == text`` always holds. The rule is deliberately simple (end punctuation followed by
-white space, or a line break); the spaCy stage of the ingestion pipeline refines it.
+``content[start:end] == text`` always holds. The rule is deliberately simple: end punctuation followed by
+white space, or a line break.
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ class SearchIndex(StrEnum):
 
     fact_text = "fact_text"
     entity_name = "entity_name"
-    document_title = "document_title"
     fact_embedding = "fact_embedding"
     entity_embedding = "entity_embedding"
 
@@ -30,7 +29,6 @@ class SearchIndex(StrEnum):
 _INDEX_TARGET: dict[SearchIndex, tuple[str, str]] = {
     SearchIndex.fact_text: ("Fact", "text"),
     SearchIndex.entity_name: ("Entity", "name"),
-    SearchIndex.document_title: ("Document", "title"),
     SearchIndex.fact_embedding: ("Fact", "embedding"),
     SearchIndex.entity_embedding: ("Entity", "embedding"),
 }
