@@ -113,7 +113,7 @@ def check_turns(turns):
         text = content[len(prefix):]
         if not text.strip():
             err(f"turn {tid}: empty text")
-        if re.search(r"\b%s\b" % re.escape(t["speaker"]), text):
+        if re.search(rf"\b{re.escape(t['speaker'])}\b", text):
             err(f"turn {tid}: speaker's own name appears in the text")
         n = sentences(text)
         if not MIN_SENTENCES <= n <= MAX_SENTENCES:
@@ -193,7 +193,8 @@ def main():
         kind_count[q.get("conversation")][q.get("kind")] += 1
     total_kinds = collections.Counter(q.get("kind") for q in questions)
 
-    head = f"{'conv':<6}{'speakers':<26}{'sessions':>9}{'turns':>7}" + "".join(f"{k:>14}" for k in KINDS) + f"{'total':>7}"
+    head = (f"{'conv':<6}{'speakers':<26}{'sessions':>9}{'turns':>7}" + "".join(f"{k:>14}" for k in KINDS)
+            + f"{'total':>7}")
     print(head)
     for conv in sorted(turn_count):
         kc = kind_count[conv]
