@@ -14,8 +14,8 @@ RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY pyproject.toml README.md ./
 COPY graphmem ./graphmem
 COPY cypher ./cypher
-# Editable install keeps cypher/ next to the package, where the statement loader reads it.
-RUN pip install -e . \
+# A regular install: the wheel carries cypher/ as graphmem.cypher (tests/test_wheel.py checks it).
+RUN pip install . \
     && useradd --system --uid 10001 --home-dir /data graphmem \
     && mkdir -p /data && chown graphmem /data
 

@@ -8,9 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmem.model import CallerContext
+from graphmem.model import (
+    CURRENT,
+    CallerContext,
+    DocumentInput,
+    ForgetMode,
+    ForgetRequest,
+    RecallRequest,
+    SearchRequest,
+    UpdateInput,
+    View,
+)
+from graphmem.results import AnswerStatus
 from graphmem.service import MemoryService
-from graphmem.store.views import View
 
 DATA = Path(__file__).parent / "data"
 
@@ -23,7 +33,7 @@ def load_gold(service: MemoryService, namespace: str) -> dict[str, str]:
     """Add the gold memories to ``namespace`` in one batch; returns gold memory id by document id."""
     memories = load_jsonl("memories.jsonl")
     docs = service.add_documents(CallerContext.for_namespaces(namespace), namespace, [
-        {"content": m["content"], "title": m["title"], "source": f"gold:{m['id']}"} for m in memories])
+        DocumentInput(content=m["content"], title=m["title"], source=f"gold:{m['id']}") for m in memories])
     return {d.id: (d.source or "")[len("gold:"):] for d in docs}
 
 
@@ -51,7 +61,7 @@ def pipeline_rankings(service: MemoryService, namespace: str, gold_of_doc: dict[
     ctx = CallerContext.for_namespaces(namespace)
     out = []
     for q in (q for q in load_jsonl("questions.jsonl") if q["answers"]):
-        hits = service.search(ctx, q["question"], limit=limit)
+        hits = service.search(ctx, SearchRequest(query=q["question"], limit=limit))
         out.append((document_ranking([h.citation.document_id for h in hits], gold_of_doc), set(q["answers"])))
     return out
 
@@ -59,8 +69,8 @@ def pipeline_rankings(service: MemoryService, namespace: str, gold_of_doc: dict[
 def abstention(service: MemoryService, namespace: str, questions: list[dict[str, Any]]) -> tuple[int, int]:
     """(correct, total): recall should find answerable questions and abstain on the others."""
     ctx = CallerContext.for_namespaces(namespace)
-    correct = sum((service.recall(ctx, q["question"]).answer_status == "found") == bool(q["answers"])
-                  for q in questions)
+    correct = sum((service.recall(ctx, RecallRequest(query=q["question"])).answer_status is AnswerStatus.found)
+                  == bool(q["answers"]) for q in questions)
     return correct, len(questions)
 
 
@@ -89,22 +99,22 @@ def run_update_scenarios(service: MemoryService, prefix: str) -> list[CheckResul
         for step_number, step in enumerate(scenario["steps"]):
             ref = step["ref"]
             if step["op"] == "add":
-                doc = service.add_document(ctx, namespace, step["content"])
+                doc = service.add_document(ctx, namespace, DocumentInput(content=step["content"]))
                 chains[ref] = [doc.id]
                 times.append(doc.recorded_at)
             elif step["op"] == "update":
-                doc = service.update_document(ctx, chains[ref][-1], step["content"])
+                doc = service.update_document(ctx, chains[ref][-1], UpdateInput(content=step["content"]))
                 chains[ref].append(doc.id)
                 times.append(doc.recorded_at)
             else:
-                service.forget(ctx, chains[ref][-1], step.get("mode", "soft"))
-                times.append(service.clock())
+                service.forget(ctx, chains[ref][-1], ForgetRequest(mode=ForgetMode(step.get("mode", "soft"))))
+                times.append(service.core.clock())
             label.update({doc_id: f"{r}@{n}" for r, ids in chains.items() for n, doc_id in enumerate(ids, 1)})
             for check in (c for c in scenario["checks"] if c["after_step"] == step_number):
                 view_spec = check["view"]
-                view = View() if view_spec == "current" else View(
+                view = CURRENT if view_spec == "current" else View(
                     as_of=times[view_spec["as_of_step"]], include_forgotten=view_spec.get("include_forgotten", False))
-                hits = service.search(ctx, check["question"], view=view, limit=10)
+                hits = service.search(ctx, SearchRequest(query=check["question"], view=view, limit=10))
                 got = [label.get(h.citation.document_id, "?") for h in hits]
                 top_ok = check["expect"] is None or (bool(got) and got[0] == check["expect"])
                 forbidden = set(got) & set(check.get("forbid", []))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.config import Settings
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 
 PEOPLE = ["Alice Johnson", "Bob Smith", "Carol Diaz", "Dave Miller", "Erin Brown", "Frank Lee", "Grace Kim"]
@@ -76,12 +76,12 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             # overlapping a batch's write with the next batch's NLP measured slower on 2 cores (the
             # engine needs CPU for the write too): 36.9 vs 43.4 memories/s with onnx.
             for i in range(0, len(texts), batch):
-                service.add_documents(ctx, ns, [{"content": t} for t in texts[i:i + batch]])
+                service.add_documents(ctx, ns, [DocumentInput(content=t) for t in texts[i:i + batch]])
             total = time.perf_counter() - started
             counts = service.namespace_counts(ctx, ns)
             return {"embedder": f"{runtime.versions['embedder']} ({embedder})", "seconds": total,
                     "memories": len(texts), "split": times.split, "extract": times.extract, "embed": times.embed,
-                    "write": write_seconds, **counts}
+                    "write": write_seconds, **counts.model_dump()}
         finally:
             runtime.close()
 

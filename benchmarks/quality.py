@@ -23,11 +23,12 @@ from pathlib import Path
 from gold import abstention, document_ranking, load_gold, load_jsonl, metrics, pipeline_rankings, run_update_scenarios
 
 from graphmem.config import Settings
+from graphmem.model import CURRENT
+from graphmem.results import Signal
 from graphmem.runtime import Runtime
 from graphmem.search.fuse import rrf
 from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates
 from graphmem.store.driver import Tx
-from graphmem.store.views import View
 
 POOL = 60  # candidates per signal, and fact hits of the full pipeline
 NAMESPACE = "gold"
@@ -53,7 +54,7 @@ def main() -> None:
             service, store = runtime.service, runtime.store
             gold_of_doc = load_gold(service, NAMESPACE)
             vectors = service.pipeline.embedder.embed([q["question"] for q in answerable])
-            view, dialect = View(), store.dialect
+            view, dialect = CURRENT, store.dialect
 
             def signal(fn: Callable[[Tx, str, list[float]], list[Candidate]]) -> list[tuple[list[str], set[str]]]:
                 out = []
@@ -72,8 +73,8 @@ def main() -> None:
                 return fulltext_candidates(tx, dialect, [NAMESPACE], view, text, POOL)
 
             def naive(tx: Tx, text: str, v: list[float]) -> list[Candidate]:
-                fused = rrf({"vector": vector(tx, text, v), "fulltext": fulltext(tx, text, v)}, {})
-                return [Candidate(f.id, "rrf", f.score, rank) for rank, f in enumerate(fused, start=1)]
+                fused = rrf({Signal.vector: vector(tx, text, v), Signal.fulltext: fulltext(tx, text, v)}, {})
+                return [Candidate(f.id, f.score, rank) for rank, f in enumerate(fused, start=1)]
 
             results = {name: metrics(signal(fn)) for name, fn in
                        (("full text", fulltext), ("vector", vector), ("naive RRF", naive))}

@@ -55,16 +55,25 @@ import psutil
 from numpy.typing import NDArray
 
 from graphmem.config import EmbedderChoice, Settings
-from graphmem.export import ExportResult
-from graphmem.ingest.extract import EntityRef, Mention, Triple
+from graphmem.ingest.extract import ExtractedEntity, Mention, Triple
 from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
 from graphmem.ingest.resolve import normalize_name
 from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
-from graphmem.model import CallerContext
+from graphmem.model import (
+    CURRENT,
+    CallerContext,
+    DocumentInput,
+    EntitySeed,
+    ExportCaps,
+    ExportRequest,
+    QuerySeed,
+    RecallRequest,
+    SearchRequest,
+)
 from graphmem.nlp.embedder import DIMENSIONS
 from graphmem.records import content_hash, document_record, now_ms
+from graphmem.results import ExportResult, FactHit
 from graphmem.runtime import Runtime
-from graphmem.search.hybrid import FactHit
 from graphmem.store import views
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import GraphStore, Tx
@@ -143,7 +152,7 @@ class Corpus:
         names: set[str] = set()
         while len(names) < entities:
             names.add(f"{self.rng.choice(first)} {self.rng.choice(last)}")
-        self.entities = [EntityRef(name, TYPES[rank % len(TYPES)]) for rank, name in enumerate(sorted(names))]
+        self.entities = [ExtractedEntity(name, TYPES[rank % len(TYPES)]) for rank, name in enumerate(sorted(names))]
         self.rng.shuffle(self.entities)  # rank = position: rank 0 is the biggest hub
         self.ranks = {entity: rank for rank, entity in enumerate(self.entities)}
         self.cumulative = list(np.cumsum([1 / (rank + 10) for rank in range(entities)]))
@@ -327,7 +336,7 @@ def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
 
 def view_params() -> dict[str, Any]:
     """The current view's parameters and the (empty) filters'."""
-    return {**views.CURRENT.params(), **views.NO_FILTERS.params()}
+    return {**views.view_params(CURRENT), **views.filter_params()}
 
 
 def run(name: str, tx: Tx, **params: Any) -> list[dict[str, Any]]:
@@ -367,18 +376,18 @@ class Bench:
         service, args, out = self.service, self.args, {}
         queries = [self.corpus.query() for _ in range(args.queries)]
         warmup = [self.corpus.query() for _ in range(args.warmup)]
-        cold, _ = timed(service.search, self.ctx, warmup[0])
+        cold, _ = timed(service.search, self.ctx, SearchRequest(query=warmup[0]))
         print(f"  first search after the load (cold): {cold * 1000:.0f} ms")
         deadline = time.monotonic() + args.budget / 5
         for done, q in enumerate(warmup[1:], start=1):
-            service.search(self.ctx, q)
+            service.search(self.ctx, SearchRequest(query=q))
             if time.monotonic() > deadline and done >= 3:
                 break
 
         latencies: list[float] = []
         deadline = time.monotonic() + args.budget
         for q in queries:
-            seconds, hits = timed(service.search, self.ctx, q)
+            seconds, hits = timed(service.search, self.ctx, SearchRequest(query=q))
             latencies.append(seconds)
             self._remember(hits)
             if time.monotonic() > deadline and len(latencies) >= 20:
@@ -424,7 +433,7 @@ class Bench:
                 break
             timer.reset()
             with timer.recording():
-                seconds, _ = timed(self.service.search, self.ctx, q)
+                seconds, _ = timed(self.service.search, self.ctx, SearchRequest(query=q))
             for name in timer.seconds:
                 per_search[name].append(timer.seconds[name])
             calls.update(timer.calls)
@@ -472,10 +481,10 @@ class Bench:
         found = 0
         checks = small_checks(self.corpus)
         for query, expected in checks:
-            seconds, hits = timed(self.service.search, self.small_ctx, query, explain=True)
+            seconds, hits = timed(self.service.search, self.small_ctx, SearchRequest(query=query, explain=True))
             rank = next((i for i, h in enumerate(hits, start=1) if expected in h.text), None)
             explain = hits[rank - 1].explain if rank else None
-            signals = ",".join(sorted(explain.signals)) if explain else "-"
+            signals = ",".join(sorted(s.signal for s in explain.signals)) if explain else "-"
             found += rank is not None and rank <= 3
             print(f"    {SMALL}: {query!r} → " + (f"rank {rank} (signals {signals})" if rank else
                                                    f"MISSING among {len(hits)} hits") + f", {seconds * 1000:.0f} ms")
@@ -487,7 +496,7 @@ class Bench:
         latencies, sizes = [], []
         deadline = time.monotonic() + self.args.budget / 3
         for q in queries:
-            seconds, result = timed(recall, self.ctx, q, max_items=8, max_tokens=1500)
+            seconds, result = timed(recall, self.ctx, RecallRequest(query=q, max_items=8, max_tokens=1500))
             latencies.append(seconds)
             sizes.append(len(result.items))
             if time.monotonic() > deadline and len(latencies) >= 5:
@@ -499,13 +508,13 @@ class Bench:
 
     def export(self, queries: list[str]) -> dict[str, float]:
         export = self.service.export
-        caps = {"max_nodes": 1000, "depth": EXPORT_DEPTH}
+        caps = ExportCaps(max_nodes=1000, depth=EXPORT_DEPTH)
         top = [self.corpus.entities[rank].name for rank, _ in self.corpus.facts_mentioning.most_common(20)]
         hubs = [name for name in top if name in self.entity_ids]
-        seeds: dict[str, list[dict[str, str]]] = {
-            "query": [{"kind": "query", "query": q} for q in queries[: len(queries) // 2]]}
+        seeds: dict[str, list[QuerySeed | EntitySeed]] = {
+            "query": [QuerySeed(kind="query", query=q) for q in queries[: len(queries) // 2]]}
         if hubs:
-            seeds["hub entity"] = [{"kind": "entity", "id": self.entity_ids[hubs[i % len(hubs)]]}
+            seeds["hub entity"] = [EntitySeed(kind="entity", id=self.entity_ids[hubs[i % len(hubs)]])
                                    for i in range(len(queries) - len(queries) // 2)]
         else:
             print("  export: no hub entity id seen in search hits; entity seeds skipped")
@@ -514,7 +523,7 @@ class Bench:
             latencies, counts, edges, truncated = [], [], [], 0
             deadline = time.monotonic() + self.args.budget / 6
             for seed in kind_seeds:
-                seconds, result = timed(export, self.ctx, BIG, seed=seed, caps=caps)
+                seconds, result = timed(export, self.ctx, BIG, ExportRequest(seed=seed, caps=caps))
                 latencies.append(seconds)
                 assert isinstance(result, ExportResult)
                 counts.append(len(result.nodes))
@@ -612,9 +621,9 @@ def main() -> None:
 
             small_text = [d.format(word=corpus.topic_words[0][0]) for d in SMALL_DOCUMENTS]
             seconds, _ = timed(service.add_documents, CallerContext.for_namespaces(SMALL), SMALL,
-                               [{"content": t} for t in small_text])
+                               [DocumentInput(content=t) for t in small_text])
             counts = service.namespace_counts(CallerContext.for_namespaces(SMALL), SMALL)
-            print(f"small namespace {SMALL}: {counts['facts']} real facts through spaCy and the model "
+            print(f"small namespace {SMALL}: {counts.facts} real facts through spaCy and the model "
                   f"({seconds:.1f} s)")
 
             options = WriteOptions(user_name=settings.user_entity_name,
@@ -629,8 +638,8 @@ def main() -> None:
                 print_load(stats, loaded)
                 top = corpus.facts_mentioning.most_common(3)
                 counts = service.namespace_counts(bench.ctx, BIG)
-                print(f"  namespace: {counts['documents']} documents, {counts['facts']} facts, {counts['entities']} "
-                      f"entities, {counts['triples']} triples; hubs in "
+                print(f"  namespace: {counts.documents} documents, {counts.facts} facts, {counts.entities} "
+                      f"entities, {counts.triples} triples; hubs in "
                       + ", ".join(str(n) for _, n in top) + " facts; "
                       f"{sum(1 for n in corpus.facts_mentioning.values() if n == 1)} entities in one fact only")
                 engine_notes(runtime)

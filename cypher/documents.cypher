@@ -132,9 +132,13 @@ MATCH (d:Document)
 WHERE d.namespace = $namespace AND {{ in_view(d) }}
 RETURN count(d) AS total
 
+// Newest first by (recorded_at, id); a page starts after the previous page's last row ($after_*, null on
+// the first page) or at an offset ($skip), and reads one row more than it returns (is there a next page?).
 // name: documents_page
 MATCH (d:Document)
 WHERE d.namespace = $namespace AND {{ in_view(d) }}
+  AND ($after_id IS NULL OR d.recorded_at < $after_recorded_at
+       OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
 WITH d
 ORDER BY d.recorded_at DESC, d.id ASC
 SKIP $skip
@@ -147,7 +151,7 @@ ORDER BY d.recorded_at DESC, d.id ASC
 MATCH (start:Document {id: $id})
 WHERE start.namespace IN $namespaces
 MATCH (d:Document {chain_id: start.chain_id})
-WHERE d.namespace = start.namespace
+WHERE d.namespace = start.namespace AND ($after_version IS NULL OR d.version < $after_version)
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 RETURN {{ document_fields }} AS document, p.id AS parent_id
 ORDER BY d.version DESC

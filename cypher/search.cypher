@@ -186,9 +186,16 @@ AND ($negated IS NULL OR r.negated = $negated)
 AND ($term_entity_ids IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entity_ids
      OR r.fact_id IN $term_fact_ids)
 
+// Rows in the order (recorded_at DESC, fact_id, subject_id, predicate, object_id); a later page starts after
+// the last row of the previous one ($after_* null on the first page).
 // fragment: triple_rows
 MATCH (f:Fact {id: r.fact_id})<-[:CONTAINS]-(d:Document)
 WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }}
+  AND ($after_fact_id IS NULL OR f.recorded_at < $after_recorded_at
+       OR (f.recorded_at = $after_recorded_at AND (f.id > $after_fact_id
+       OR (f.id = $after_fact_id AND (s.id > $after_subject_id
+       OR (s.id = $after_subject_id AND (r.predicate > $after_predicate
+       OR (r.predicate = $after_predicate AND o.id > $after_object_id))))))))
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
        r.negated AS negated, o.id AS object_id, o.name AS object, o.type AS object_type,
        f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,

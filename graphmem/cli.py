@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -72,6 +73,7 @@ def ingest(
 
     from graphmem.ingest.files import read_paths
     from graphmem.model import CallerContext
+    from graphmem.results import Change
     from graphmem.runtime import Runtime
 
     logging.basicConfig(level="WARNING", format="%(levelname)s %(name)s: %(message)s")
@@ -88,17 +90,15 @@ def ingest(
         errors = list(found.errors)
         service = runtime.service
         before = service.namespace_counts(ctx, namespace)
-        written = 0
+        changes: Counter[Change] = Counter()
         with tqdm(total=len(found.items), unit="doc", disable=not progress, file=sys.stderr) as bar:
             for start in range(0, len(found.items), batch):
                 chunk = found.items[start:start + batch]
-                outcomes = service.ingest_items(ctx, namespace, [i.fields for i in chunk],
-                                                versioned=[i.versioned for i in chunk])
+                outcomes = service.ingest(ctx, namespace, [i.item for i in chunk])
                 for item, outcome in zip(chunk, outcomes, strict=True):
-                    if isinstance(outcome, GraphmemError):
-                        errors.append(f"{item.where}: {outcome.message}")
-                    else:
-                        written += 1
+                    changes[outcome.change] += 1
+                    if outcome.error is not None:
+                        errors.append(f"{item.where}: {outcome.error.message}")
                 bar.update(len(chunk))
         after = service.namespace_counts(ctx, namespace)
     except GraphmemError as exc:
@@ -109,9 +109,10 @@ def ingest(
     seconds = time.perf_counter() - started
     for error in errors:
         typer.echo(f"error: {error}", err=True)
-    added = {key: after[key] - before[key] for key in after}
-    typer.echo(f"{found.files} files, {written} documents ingested ({added['documents']} new versions), "
-               f"{added['facts']} facts, {added['entities']} entities, {added['triples']} triples, "
+    written = len(found.items) - changes[Change.failed]
+    typer.echo(f"{found.files} files: {changes[Change.created]} new memories, {changes[Change.versioned]} new "
+               f"versions, {changes[Change.unchanged]} unchanged; {after.facts - before.facts} facts, "
+               f"{after.entities - before.entities} entities, {after.triples - before.triples} triples; "
                f"{len(errors)} errors, {seconds:.1f} s, {written / seconds if seconds else 0:.1f} documents/s")
     if errors:
         raise typer.Exit(code=1)

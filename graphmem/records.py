@@ -12,7 +12,13 @@ from typing import Any
 
 
 def now_ms() -> int:
+    """The clock: epoch milliseconds UTC (every time graphmem stores is one of these)."""
     return time.time_ns() // 1_000_000
+
+
+def request_key(namespace: str, request_id: str) -> str:
+    """The uniqueness key of a caller's request id: request ids are per namespace."""
+    return f"{namespace}|{request_id}"
 
 
 def content_hash(namespace: str, content: str) -> str:
@@ -26,9 +32,9 @@ def request_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def tombstone_key(request_key: str) -> str:
+def tombstone_key(key: str) -> str:
     """The key of the content-free marker a hard delete leaves for a request key that created it."""
-    return f"deleted|{request_key}"
+    return f"deleted|{key}"
 
 
 def document_record(*, now: int, namespace: str, content: str, digest: str, chain_id: str | None,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from graphmem import __version__
 from graphmem.config import Settings
+from graphmem.cursors import Cursors, cursor_key
 from graphmem.errors import ConfigurationError, Unavailable
 from graphmem.ingest.jobs import JobWorker
 from graphmem.ingest.pipeline import Pipeline
@@ -75,7 +76,8 @@ class Runtime:
         log.info("connected to %s (%s dialect)", info.agent, dialect.name)
         pipeline = Pipeline(settings)
         versions["embedder"] = embedder_name(settings.embedder)
-        return cls(settings, store, MemoryService(store, settings, pipeline), engine,
+        service = MemoryService(store, settings, pipeline, Cursors(cursor_key(settings)))
+        return cls(settings, store, service, engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
 
     def warm_up(self) -> None:
@@ -89,9 +91,7 @@ class Runtime:
 
     def job_worker(self) -> JobWorker:
         """A worker for this runtime's queued jobs (not started)."""
-        service = self.service
-        return JobWorker(self.store, self.settings,
-                         lambda ctx, ns, items, also: service.add_documents(ctx, ns, items, also=also))
+        return JobWorker(self.store, self.settings, self.service.apply_job)
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """(healthy, report). The report never carries a secret: no URI credentials, no password."""

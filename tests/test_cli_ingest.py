@@ -45,8 +45,8 @@ def test_mixed_good_and_bad_inputs(runtime: Runtime, ns: str, tmp_path: Path, gr
                      "lines.jsonl:4: metadata", "latin1.txt: not UTF-8", "missing.md: unreadable"):
         assert any(expected in e for e in errors), (expected, errors)
     summary = result.stdout.strip().splitlines()[-1]
-    assert re.search(r"5 files, 4 documents ingested \(4 new versions\), 7 facts, \d+ entities, \d+ triples, "
-                     r"5 errors, [\d.]+ s, [\d.]+ documents/s", summary), summary
+    assert re.fullmatch(r"5 files: 4 new memories, 0 new versions, 0 unchanged; 7 facts, \d+ entities, \d+ triples; "
+                        r"5 errors, [\d.]+ s, [\d.]+ documents/s", summary), summary
     titles = {r["t"]: r["s"] for r in query(graph, "MATCH (d:Document) WHERE d.namespace = $ns "
                                                    "RETURN d.title AS t, d.source AS s", ns=ns)}
     assert titles["Project Atlas"] == str(tmp_path / "atlas.md") and titles["alice"] == str(tmp_path / "alice.txt")
@@ -54,7 +54,9 @@ def test_mixed_good_and_bad_inputs(runtime: Runtime, ns: str, tmp_path: Path, gr
     (tmp_path / "alice.txt").write_text("Alice Johnson works at Microsoft.\n\nShe moved to Boston.\n")
     again = ingest(runtime, str(tmp_path / "alice.txt"), str(tmp_path / "atlas.md"), "--namespace", ns)
     assert again.returncode == 0, again.stderr
-    assert "2 documents ingested (1 new versions)" in again.stdout  # changed file: a version; same: nothing
+    # changed file: a version; same file: nothing
+    assert "2 files: 0 new memories, 1 new versions, 1 unchanged; " in again.stdout, again.stdout
+    assert "; 0 errors, " in again.stdout, again.stdout
     versions = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns AND d.source = $s "
                             "RETURN d.version AS v, d.is_latest AS l ORDER BY v", ns=ns, s=str(tmp_path / "alice.txt"))
     assert versions == [{"v": 1, "l": False}, {"v": 2, "l": True}]
@@ -91,9 +93,10 @@ def test_jsonl_lines_sharing_a_source_stay_separate_memories(runtime: Runtime, n
     (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n")
     first = ingest(runtime, str(tmp_path / "chat.jsonl"), "--namespace", ns, "--batch", "2")
     assert first.returncode == 0, first.stderr
+    assert "1 files: 5 new memories, 0 new versions, 0 unchanged; " in first.stdout, first.stdout
     before = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c, "
                           "sum(CASE WHEN d.is_latest THEN 1 ELSE 0 END) AS latest", ns=ns)
     assert before == [{"c": 5, "latest": 5}]
     again = ingest(runtime, str(tmp_path / "chat.jsonl"), "--namespace", ns, "--batch", "2")
     assert again.returncode == 0, again.stderr
-    assert "(0 new versions)" in again.stdout
+    assert "1 files: 0 new memories, 0 new versions, 5 unchanged; " in again.stdout, again.stdout

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.errors import EngineError, Unavailable
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.engine import BundledEngine, EngineState
 from helpers import engine_processes, make_settings
@@ -99,7 +99,7 @@ def test_runtime_attaches_to_running_engine_and_leaves_it(data_dir: Path) -> Non
     try:
         assert not runtime.owns_engine
         ctx = CallerContext.for_namespaces("attach")
-        assert runtime.service.add_document(ctx, "attach", "Attached.").version == 1
+        assert runtime.service.add_document(ctx, "attach", DocumentInput(content="Attached.")).version == 1
     finally:
         runtime.close()
     assert engine.status().running and engine.status().state == state  # not stopped by a mere attacher
@@ -203,7 +203,7 @@ def test_engine_stopped_mid_run_then_restarted(data_dir: Path) -> None:
     ctx = CallerContext.for_namespaces("midrun")
     try:
         assert runtime.engine is not None
-        doc = runtime.service.add_document(ctx, "midrun", "Before the outage.")
+        doc = runtime.service.add_document(ctx, "midrun", DocumentInput(content="Before the outage."))
         with TestClient(create_app(runtime=runtime)) as client:
             health = client.get("/health")
             assert health.status_code == 200 and health.json()["engine"]["reachable"] is True
@@ -219,11 +219,11 @@ def test_engine_stopped_mid_run_then_restarted(data_dir: Path) -> None:
             assert down.status_code == 503 and down.json()["status"] == "unavailable"
             assert time.monotonic() - started < 5
             with pytest.raises(Unavailable):
-                runtime.service.add_document(ctx, "midrun", "During the outage.")
+                runtime.service.add_document(ctx, "midrun", DocumentInput(content="During the outage."))
 
             runtime.engine.ensure_running(owned=True)  # same data directory, same recorded ports
             assert runtime.service.get_document(ctx, doc.id).content == "Before the outage."
-            assert runtime.service.add_document(ctx, "midrun", "After the outage.").version == 1
+            assert runtime.service.add_document(ctx, "midrun", DocumentInput(content="After the outage.")).version == 1
             assert client.get("/health").status_code == 200
     finally:
         runtime.close()

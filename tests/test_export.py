@@ -17,20 +17,28 @@ import neo4j
 import pytest
 from pydantic import SecretStr
 
+from graphmem.cursors import Cursors, cursor_key
 from graphmem.errors import ConfigurationError, InvalidInput, NotFound
-from graphmem.export import (
-    GRAPHML_NS,
-    ExportNode,
-    ExportResult,
-    RenderedExport,
-    cursor_key,
-    cypher_literal,
-    render_graphml,
+from graphmem.export import cypher_literal, render_graphml
+from graphmem.export.render import GRAPHML_NS
+from graphmem.model import (
+    CURRENT,
+    MAX_CURSOR_CHARS,
+    CallerContext,
+    DocumentInput,
+    DocumentListOptions,
+    ExportFormat,
+    ExportRequest,
+    ForgetMode,
+    ForgetRequest,
+    SearchRequest,
+    UpdateInput,
+    View,
+    parse,
 )
-from graphmem.model import CallerContext, Document
+from graphmem.results import Document, ExportNode, ExportResult, RenderedExport
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
-from graphmem.store.views import View
 from helpers import make_settings, query
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,16 +60,29 @@ NASTY_DOCUMENT = "Zoë's \"quoted\" note: back\\slash, tab\t, bell\x07, RLO\u202
 # ---- helpers ----------------------------------------------------------------------------------------
 
 
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+
+
+def add_all(service: MemoryService, ctx: CallerContext, ns: str, contents: list[str]) -> list[Document]:
+    return service.add_documents(ctx, ns, [DocumentInput(content=content) for content in contents])
+
+
+def request(seed: Any, caps: Any, view: View = CURRENT, cursor: str | None = None) -> ExportRequest:
+    """An export request from plain seed and caps dicts (a bad one is ``InvalidInput``, as from a front end)."""
+    return parse(ExportRequest, {"seed": seed, "caps": caps, "view": view, "cursor": cursor})
+
+
 def export(service: MemoryService, ctx: CallerContext, ns: str, seed: dict[str, Any], caps: dict[str, Any],
-           **options: Any) -> ExportResult:
-    result = service.export(ctx, ns, seed, caps, **options)
+           view: View = CURRENT, cursor: str | None = None) -> ExportResult:
+    result = service.export(ctx, ns, request(seed, caps, view, cursor))
     assert isinstance(result, ExportResult)
     return result
 
 
 def rendered(service: MemoryService, ctx: CallerContext, ns: str, seed: dict[str, Any], caps: dict[str, Any],
-             **options: Any) -> RenderedExport:
-    result = service.export(ctx, ns, seed, caps, **options)
+             format: ExportFormat, target_namespace: str | None = None) -> RenderedExport:
+    result = service.render_export(export(service, ctx, ns, seed, caps), format, ns, target_namespace)
     assert isinstance(result, RenderedExport)
     return result
 
@@ -127,11 +148,11 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any], int]
 @pytest.fixture
 def chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document, Document]:
     """v1 → v2 of one memory, and a forgotten memory about the same person."""
-    v1 = service.add_document(ctx, ns, "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle.",
-                              title="alice")
-    v2 = service.update_document(ctx, v1.id, "Alice Johnson works at Google. Alice Johnson lives in Seattle.")
-    gone = service.add_document(ctx, ns, "Alice Johnson visited Lisbon.")
-    service.forget(ctx, gone.id, "soft")
+    v1 = add(service, ctx, ns, "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle.", title="alice")
+    v2 = service.update_document(ctx, v1.id, UpdateInput(
+        content="Alice Johnson works at Google. Alice Johnson lives in Seattle."))
+    gone = add(service, ctx, ns, "Alice Johnson visited Lisbon.")
+    service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.soft))
     return v1, v2, gone
 
 
@@ -142,8 +163,7 @@ HUB_TEAMS = ["Atlas", "Borealis", "Cascade", "Dynamo", "Ember", "Fjord", "Glacie
 @pytest.fixture
 def hub(service: MemoryService, ctx: CallerContext, ns: str) -> list[Document]:
     """Twelve memories that all mention Kafka (a hub entity)."""
-    return service.add_documents(ctx, ns, [{"content": f"Team {name} streams its audit events through Kafka."}
-                                           for name in HUB_TEAMS])
+    return add_all(service, ctx, ns, [f"Team {name} streams its audit events through Kafka." for name in HUB_TEAMS])
 
 
 # ---- the Cypher literal writer ----------------------------------------------------------------------
@@ -203,10 +223,9 @@ def test_cypher_literals_lint_clean(tmp_path: Path) -> None:
     ("max_documents", 0, "1 to 1000"), ("max_documents", 1001, "1 to 1000"),
     ("fanout", 0, "1 to 500"), ("fanout", 501, "1 to 500"),
 ])
-def test_out_of_range_caps_name_the_range(service: MemoryService, ctx: CallerContext, ns: str, field: str,
-                                          value: int, bounds: str) -> None:
+def test_out_of_range_caps_name_the_range(field: str, value: int, bounds: str) -> None:
     with pytest.raises(InvalidInput) as raised:
-        service.export(ctx, ns, {"kind": "ids", "ids": ["x"]}, {field: value})
+        request({"kind": "ids", "ids": ["x"]}, {field: value})
     assert raised.value.code == "invalid_input"
     assert field in raised.value.message and bounds in raised.value.message
 
@@ -223,21 +242,39 @@ def test_out_of_range_caps_name_the_range(service: MemoryService, ctx: CallerCon
     ({"kind": "document", "id": "x", "depth": 2}, {}, {}),
     ({"kind": "everything"}, {}, {}),
     ("just a string", {}, {}),
-    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "xml"}),
-    ({"kind": "ids", "ids": ["x"]}, {}, {"target_namespace": "other"}),
-    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "cypher", "target_namespace": "_system"}),
-    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "cypher", "target_namespace": "has space"}),
     ({"kind": "ids", "ids": ["x"]}, {}, {"view": {"as_of": -1}}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"cursor": ""}),
+    ({"kind": "ids", "ids": ["x"]}, {}, {"format": "graphml"}),  # the format is not part of the request
 ])
-def test_bad_requests_are_invalid_input(service: MemoryService, ctx: CallerContext, ns: str, seed: Any,
-                                        caps: Any, options: dict[str, Any]) -> None:
-    with pytest.raises(InvalidInput):
-        service.export(ctx, ns, seed, caps, **options)
+def test_bad_requests_are_invalid_input(seed: Any, caps: Any, options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        parse(ExportRequest, {"seed": seed, "caps": caps, **options})
+    assert raised.value.code == "invalid_input"
+
+
+@pytest.mark.parametrize("target", ["_system", "has space", "", "x" * 65, "a/b"])
+def test_bad_target_namespace_is_invalid_input(service: MemoryService, ctx: CallerContext, ns: str,
+                                               target: str) -> None:
+    result = export(service, ctx, ns, {"kind": "ids", "ids": ["x"]}, {})
+    with pytest.raises(InvalidInput, match="namespace") as raised:
+        service.render_export(result, ExportFormat.cypher, ns, target_namespace=target)
+    assert raised.value.code == "invalid_input"
+    assert service.render_export(result, ExportFormat.cypher, ns, target_namespace="copy.of-it").format == "cypher"
+
+
+def test_only_graphml_and_cypher_are_renderings(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    with pytest.raises(ValueError):
+        ExportFormat("xml")
+    result = export(service, ctx, ns, {"kind": "ids", "ids": ["x"]}, {})
+    with pytest.raises(InvalidInput, match="json is the export itself"):
+        service.render_export(result, ExportFormat.json, ns)
+    with pytest.raises(InvalidInput, match="cypher format only"):
+        service.render_export(result, ExportFormat.graphml, ns, target_namespace="elsewhere")
 
 
 def test_unreadable_namespace_is_not_found(service: MemoryService, ns: str) -> None:
     with pytest.raises(NotFound):
-        service.export(CallerContext.for_namespaces(f"{ns}-other"), ns, {"kind": "ids", "ids": ["x"]}, {})
+        service.export(CallerContext.for_namespaces(f"{ns}-other"), ns, request({"kind": "ids", "ids": ["x"]}, {}))
 
 
 # ---- view and namespace -----------------------------------------------------------------------------
@@ -264,14 +301,14 @@ def test_current_view_shows_placeholders_never_old_or_forgotten_content(
     assert not result.truncated and result.coverage == 1.0 and result.next_cursor is None
     dumped = result.model_dump_json()
     assert "embedding" not in dumped and "Microsoft" not in dumped and "Lisbon" not in dumped
-    assert json.loads(dumped)["totalDocuments"] == 1 and "unavailableDocuments" in json.loads(dumped)
+    assert json.loads(dumped)["total_documents"] == 1 and "unavailable_documents" in json.loads(dumped)
 
     # the old version as seed: an unavailable node, not expanded; the forgotten one: not found
     old = export(service, ctx, ns, {"kind": "document", "id": v1.id}, {"depth": 4})
     assert [(n.id, n.kind, n.depth) for n in old.nodes] == [(v1.id, "unavailable", 0)]
     assert old.edges == [] and old.unavailable_documents == 1 and old.total_documents == 0
     with pytest.raises(NotFound):
-        service.export(ctx, ns, {"kind": "document", "id": gone.id}, {})
+        service.export(ctx, ns, request({"kind": "document", "id": gone.id}, {}))
     ignored = export(service, ctx, ns, {"kind": "ids", "ids": [gone.id, "no-such-id"]}, {})
     assert ignored.nodes == [] and not ignored.truncated and ignored.coverage == 1.0
 
@@ -289,7 +326,7 @@ def test_include_forgotten_and_as_of_views(service: MemoryService, ctx: CallerCo
                  View(include_forgotten=True, include_superseded=True)):
         result = export(service, ctx, ns, {"kind": "ids", "ids": [v1.id, v2.id, gone.id]}, {"depth": 1},
                         view=view)
-        listed = {d.id for d in service.list_documents(ctx, ns, view=view).items}
+        listed = {d.id for d in service.list_documents(ctx, ns, DocumentListOptions(view=view)).items}
         assert {n.id for n in result.nodes if n.kind == "document"} == listed
         assert all(n.kind != "unavailable" for n in result.nodes) == view.include_superseded
 
@@ -303,23 +340,23 @@ def test_include_forgotten_and_as_of_views(service: MemoryService, ctx: CallerCo
     assert "Google" not in {n.name for n in old.nodes}
     assert old.unavailable_documents == 0
     with pytest.raises(NotFound):
-        service.export(ctx, ns, {"kind": "document", "id": v2.id}, {}, view=then)
+        service.export(ctx, ns, request({"kind": "document", "id": v2.id}, {}, view=then))
 
 
 def test_namespaces_are_never_crossed(service: MemoryService, ns: str, graph: neo4j.Driver) -> None:
     other = f"{ns}-x"
     ctx = CallerContext.for_namespaces(ns, other)
-    mine = service.add_document(ctx, ns, "Priya Raman leads Project Falcon at Corvid Works.")
-    theirs = service.add_document(ctx, other, "Priya Raman leads Project Falcon at Corvid Works.")
+    mine = add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works.")
+    theirs = add(service, ctx, other, "Priya Raman leads Project Falcon at Corvid Works.")
     result = export(service, ctx, ns, {"kind": "ids", "ids": [mine.id, theirs.id]}, {"depth": 4})
     ids = [n.id for n in result.nodes]
     stored = query(graph, "MATCH (n) WHERE n.id IN $ids RETURN n.namespace AS ns", ids=ids)
     assert len(stored) == len(ids) and {r["ns"] for r in stored} == {ns}
     assert theirs.id not in ids and result.total_documents == 1
     with pytest.raises(NotFound):
-        service.export(ctx, ns, {"kind": "entity", "id": entity_id(graph, other, "Priya Raman")}, {})
+        service.export(ctx, ns, request({"kind": "entity", "id": entity_id(graph, other, "Priya Raman")}, {}))
     with pytest.raises(NotFound):
-        service.export(ctx, ns, {"kind": "document", "id": theirs.id}, {})
+        service.export(ctx, ns, request({"kind": "document", "id": theirs.id}, {}))
 
 
 # ---- caps -------------------------------------------------------------------------------------------
@@ -375,7 +412,7 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
 
 def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContext, ns: str,
                                        hub: list[Document], chain: tuple[Document, Document, Document]) -> None:
-    service.add_document(ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
+    add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
     seed = {"kind": "ids", "ids": [chain[1].id, hub[0].id]}
     whole = export(service, ctx, ns, seed, {"depth": 4, "max_nodes": 5000})
     # big enough for many pages, small enough that the first page counts the reachable documents exactly
@@ -402,13 +439,13 @@ def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: C
     seed = {"kind": "query", "query": "Which team streams audit events through Kafka?"}
     caps = {"depth": 2, "max_nodes": 8}
     before = export(service, ctx, ns, seed, {"depth": 2, "max_nodes": 5000})
-    hits = [h.fact_id for h in service.search(ctx, seed["query"], namespaces=[ns], limit=10)]
+    hits = [h.fact_id for h in service.search(ctx, SearchRequest(query=seed["query"], namespaces=[ns], limit=10))]
     assert sorted(n.id for n in before.nodes if n.depth == 0) == sorted(hits)
     first = export(service, ctx, ns, seed, caps)
     # memories change between pages: later pages still show the graph as of the first page
-    service.update_document(ctx, hub[0].id, "Team Atlas streams its audit events through Pulsar now.")
-    service.add_documents(ctx, ns, [{"content": f"Team {n} also streams audit events through Kafka."}
-                                    for n in ("Nova", "Orion", "Pike")])
+    service.update_document(ctx, hub[0].id,
+                            UpdateInput(content="Team Atlas streams its audit events through Pulsar now."))
+    add_all(service, ctx, ns, [f"Team {n} also streams audit events through Kafka." for n in ("Nova", "Orion", "Pike")])
     pages = [first]
     while pages[-1].next_cursor is not None:
         pages.append(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor))
@@ -419,33 +456,34 @@ def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: C
 def test_foreign_or_tampered_cursors_are_refused(service: MemoryService, ns: str, hub: list[Document]) -> None:
     other = f"{ns}-x"
     ctx = CallerContext.for_namespaces(ns, other)
-    service.add_documents(ctx, other, [{"content": f"Team {n} streams its audit events through Kafka."}
-                                       for n in HUB_TEAMS])
+    add_all(service, ctx, other, [f"Team {n} streams its audit events through Kafka." for n in HUB_TEAMS])
     seed = {"kind": "query", "query": "audit events through Kafka"}
     caps = {"max_nodes": 3}
     cursor = export(service, ctx, ns, seed, caps).next_cursor
     assert cursor is not None
     assert export(service, ctx, ns, seed, caps, cursor=cursor).nodes  # the genuine one works
 
-    payload, mac = cursor.split(".")
+    payload, mac = cursor.rsplit(".", 1)  # the signature follows the last dot (a compressed payload starts with one)
     flipped = payload[:10] + ("A" if payload[10] != "A" else "B") + payload[11:]
     tampered = [f"{flipped}.{mac}", f"{payload}.{mac[::-1]}", f"{payload}.", cursor + "=", cursor + ".x",
                 f"{payload}!.{mac}", "", "x" * 5000, cursor.replace(".", "")]
     for bad in tampered:
-        with pytest.raises(InvalidInput, match="cursor is not valid") as raised:
-            service.export(ctx, ns, seed, caps, cursor=bad)
+        # a cursor of impossible length is refused by the request model, any other by the signature check
+        message = "cursor is not valid" if 0 < len(bad) <= MAX_CURSOR_CHARS else "cursor: "
+        with pytest.raises(InvalidInput, match=message) as raised:
+            export(service, ctx, ns, seed, caps, cursor=bad)
         assert raised.value.code == "invalid_input"
     for namespace, other_seed, other_caps, view in [
             (other, seed, caps, View()), (ns, {**seed, "query": "Kafka"}, caps, View()),
             (ns, seed, {"max_nodes": 4}, View()), (ns, seed, caps, View(include_forgotten=True))]:
-        with pytest.raises(InvalidInput, match="cursor belongs to another export"):
-            service.export(ctx, namespace, other_seed, other_caps, cursor=cursor, view=view)
+        with pytest.raises(InvalidInput, match="cursor belongs to another request"):
+            export(service, ctx, namespace, other_seed, other_caps, view=view, cursor=cursor)
 
     # a replica with another key refuses it like a forgery
-    replica = MemoryService(service.store, service.settings.model_copy(
-        update={"cursor_secret": SecretStr("s" * 40)}), service.pipeline)
+    settings = service.core.settings.model_copy(update={"cursor_secret": SecretStr("s" * 40)})
+    replica = MemoryService(service.core.store, settings, service.pipeline, Cursors(cursor_key(settings)))
     with pytest.raises(InvalidInput, match="cursor is not valid"):
-        replica.export(ctx, ns, seed, caps, cursor=cursor)
+        export(replica, ctx, ns, seed, caps, cursor=cursor)
 
 
 def test_cursor_key_is_created_once_with_mode_0600(tmp_path: Path) -> None:
@@ -479,17 +517,17 @@ def test_graphml_keeps_text_except_what_xml_cannot_hold() -> None:
 
 def test_graphml_parses_and_declares_its_keys(service: MemoryService, ctx: CallerContext, ns: str,
                                               chain: tuple[Document, Document, Document]) -> None:
-    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
+    nasty = add(service, ctx, ns, NASTY_DOCUMENT)
     seed = {"kind": "ids", "ids": [chain[1].id, nasty.id]}
     result = export(service, ctx, ns, seed, {"depth": 3})
-    graphml = rendered(service, ctx, ns, seed, {"depth": 3}, format="graphml")
+    graphml = rendered(service, ctx, ns, seed, {"depth": 3}, ExportFormat.graphml)
     assert graphml.format == "graphml" and graphml.total_documents == result.total_documents
     root = ET.fromstring(graphml.content.encode())
     tag = f"{{{GRAPHML_NS}}}"
     assert root.tag == f"{tag}graphml"
     keys = {k.get("id"): (k.get("for"), k.get("attr.name"), k.get("attr.type")) for k in root.iter(f"{tag}key")}
     assert keys["n_kind"] == ("node", "kind", "string") and keys["e_negated"] == ("edge", "negated", "boolean")
-    assert keys["g_total_documents"] == ("graph", "totalDocuments", "long")
+    assert keys["g_total_documents"] == ("graph", "total_documents", "long")
     assert all(d.get("key") in keys for d in root.iter(f"{tag}data"))
     graph = root.find(f"{tag}graph")
     assert graph is not None and graph.get("edgedefault") == "directed"
@@ -505,9 +543,9 @@ def test_graphml_parses_and_declares_its_keys(service: MemoryService, ctx: Calle
 @needs_gate
 def test_cypher_export_lints_clean(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
                                    chain: tuple[Document, Document, Document], tmp_path: Path) -> None:
-    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
+    nasty = add(service, ctx, ns, NASTY_DOCUMENT)
     script = rendered(service, ctx, ns, {"kind": "ids", "ids": [nasty.id, chain[1].id]}, {"depth": 4},
-                      format="cypher", target_namespace="copy.of-it").content
+                      ExportFormat.cypher, target_namespace="copy.of-it").content
     statements = script_statements(script)
     assert len(statements) > 40
     result = gate(statements, tmp_path)
@@ -519,13 +557,13 @@ def test_cypher_export_round_trips(service: MemoryService, ns: str, graph: neo4j
                                    chain: tuple[Document, Document, Document]) -> None:
     target = f"{ns}-copy"
     ctx = CallerContext.for_namespaces(ns, target)
-    nasty = service.add_document(ctx, ns, NASTY_DOCUMENT)
-    falcon = service.add_document(ctx, ns, "Priya Raman leads Project Falcon. Zoë does not use Oracle.")
+    nasty = add(service, ctx, ns, NASTY_DOCUMENT)
+    falcon = add(service, ctx, ns, "Priya Raman leads Project Falcon. Zoë does not use Oracle.")
     seed = {"kind": "ids", "ids": [chain[1].id, nasty.id, falcon.id]}
     original = export(service, ctx, ns, seed, {"depth": 4})
     assert not original.truncated and original.unavailable_documents == 1
     assert any(e.kind == "triple" and e.negated for e in original.edges)
-    script = rendered(service, ctx, ns, seed, {"depth": 4}, format="cypher", target_namespace=target).content
+    script = rendered(service, ctx, ns, seed, {"depth": 4}, ExportFormat.cypher, target_namespace=target).content
 
     # ids are unique across the database: the copy loads where they are not present any more
     query(graph, "MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)

@@ -132,10 +132,11 @@ def test_normalisation_merges_variants(variants: list[str], key: str) -> None:
 
 
 def test_entity_keys_are_namespaced() -> None:
-    from graphmem.ingest.extract import EntityRef
+    from graphmem.ingest.extract import ExtractedEntity
 
-    assert entity_key("a", EntityRef("Acme", "Organization")) != entity_key("b", EntityRef("Acme", "Organization"))
-    assert entity_key("a", EntityRef("I", "User")) == entity_key("a", EntityRef("my", "User")) == "a|@user"
+    acme = ExtractedEntity("Acme", "Organization")
+    assert entity_key("a", acme) != entity_key("b", acme)
+    assert entity_key("a", ExtractedEntity("I", "User")) == entity_key("a", ExtractedEntity("my", "User")) == "a|@user"
 
 
 def test_type_is_the_label_seen_most_often() -> None:

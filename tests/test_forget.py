@@ -4,21 +4,44 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import neo4j
 import pytest
 
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
-from graphmem.model import CallerContext, Document
+from graphmem.model import (
+    CallerContext,
+    DocumentInput,
+    DocumentListOptions,
+    ForgetMode,
+    ForgetRequest,
+    UpdateInput,
+    View,
+    parse,
+)
+from graphmem.results import Document, ForgetResult
 from graphmem.service import MemoryService
-from graphmem.store.views import View
 from helpers import counts, query
 
 
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+
+
+def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
+    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+
+
+def forget(service: MemoryService, ctx: CallerContext, doc_id: str, mode: str,
+           request_id: str | None = None) -> ForgetResult:
+    return service.forget(ctx, doc_id, ForgetRequest(mode=ForgetMode(mode), request_id=request_id))
+
+
 def _chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document]:
-    v1 = service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
-                              source="people/alice-smith.md", request_id="chain-add-1")
-    v2 = service.update_document(ctx, v1.id, "Secret three.")
+    v1 = add(service, ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
+             source="people/alice-smith.md", request_id="chain-add-1")
+    v2 = update(service, ctx, v1.id, "Secret three.")
     return v1, v2
 
 
@@ -26,7 +49,7 @@ def test_soft_forget_hides_and_restore_brings_back(service: MemoryService, ctx: 
                                                    graph: neo4j.Driver) -> None:
     v1, v2 = _chain(service, ctx, ns)
     nodes_before = counts(graph, ns)
-    result = service.forget(ctx, v1.id, "soft")  # any version's id forgets the whole memory
+    result = forget(service, ctx, v1.id, "soft")  # any version's id forgets the whole memory
     assert (result.documents, result.facts) == (2, 3)
     rows = query(graph, "MATCH (d:Document {chain_id: $c}) OPTIONAL MATCH (d)-[:CONTAINS]->(f:Fact) "
                         "RETURN d.is_forgotten AS df, d.forgotten_at AS t, f.is_forgotten AS ff, "
@@ -34,15 +57,15 @@ def test_soft_forget_hides_and_restore_brings_back(service: MemoryService, ctx: 
     assert all(r["df"] and r["ff"] and r["t"] and r["content"] for r in rows)
     assert counts(graph, ns) == nodes_before  # nothing deleted
     assert service.list_documents(ctx, ns).total == 0
-    assert service.list_documents(ctx, ns, view=View(include_forgotten=True)).total == 1
+    assert service.list_documents(ctx, ns, DocumentListOptions(view=View(include_forgotten=True))).total == 1
     assert service.get_document(ctx, v2.id).is_forgotten
 
-    again = service.forget(ctx, v2.id, "soft")  # idempotent
+    again = forget(service, ctx, v2.id, "soft")  # idempotent
     assert (again.documents, again.facts) == (0, 0)
     assert query(graph, "MATCH (d:Document {id: $id}) RETURN d.forgotten_at AS t", id=v2.id)[0]["t"] == \
         rows[0]["t"]
     with pytest.raises(Conflict):
-        service.update_document(ctx, v2.id, "Cannot update a forgotten memory.")
+        update(service, ctx, v2.id, "Cannot update a forgotten memory.")
 
     restored = service.restore(ctx, v1.id)
     assert restored.id == v2.id and not restored.is_forgotten and restored.restored_at
@@ -59,7 +82,7 @@ def test_redact_removes_text_keeps_lineage(service: MemoryService, ctx: CallerCo
     v1, v2 = _chain(service, ctx, ns)
     query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns SET f.embedding = $v", ns=ns, v=[0.05] * 384)
     before = counts(graph, ns)
-    result = service.forget(ctx, v2.id, "redact")
+    result = forget(service, ctx, v2.id, "redact")
     assert (result.documents, result.facts) == (2, 3)
     assert counts(graph, ns) == before  # nodes and edges (lineage, CONTAINS) all kept
     docs = query(graph, "MATCH (d:Document {chain_id: $c}) RETURN d.content AS c, d.title AS t, "
@@ -76,21 +99,21 @@ def test_redact_removes_text_keeps_lineage(service: MemoryService, ctx: CallerCo
 
     got = service.get_document(ctx, v2.id)
     assert got.is_redacted and got.content is None and got.is_forgotten
-    assert [h.version for h in service.history(ctx, v1.id)] == [2, 1]
-    again = service.forget(ctx, v2.id, "redact")
+    assert [h.version for h in service.history(ctx, v1.id).items] == [2, 1]
+    again = forget(service, ctx, v2.id, "redact")
     assert (again.documents, again.facts) == (0, 0)
     with pytest.raises(Conflict):
         service.restore(ctx, v2.id)
     with pytest.raises(Conflict):
-        service.update_document(ctx, v2.id, "New content.")
+        update(service, ctx, v2.id, "New content.")
 
 
 def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: CallerContext, ns: str,
                                              graph: neo4j.Driver) -> None:
-    keep = service.add_document(ctx, ns, "Unrelated memory stays.")
+    keep = add(service, ctx, ns, "Unrelated memory stays.")
     kept_counts = counts(graph, ns)
     v1, v2 = _chain(service, ctx, ns)
-    result = service.forget(ctx, v1.id, "hard", request_id="hard-del-01")
+    result = forget(service, ctx, v1.id, "hard", request_id="hard-del-01")
     assert (result.documents, result.facts) == (2, 3)
     assert query(graph, "MATCH (d:Document {chain_id: $c}) RETURN count(d) AS c", c=v1.id) == [{"c": 0}]
     left = query(graph, "MATCH (f:Fact) WHERE f.document_id IN $ids RETURN count(f) AS c", ids=[v1.id, v2.id])
@@ -104,54 +127,56 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
     with pytest.raises(NotFound):
         service.restore(ctx, v2.id)
     with pytest.raises(NotFound):  # a repeat without the request id finds nothing
-        service.forget(ctx, v1.id, "hard")
-    retried = service.forget(ctx, v1.id, "hard", request_id="hard-del-01")
+        forget(service, ctx, v1.id, "hard")
+    retried = forget(service, ctx, v1.id, "hard", request_id="hard-del-01")
     assert retried == result
     with pytest.raises(Conflict):  # a late retry of the add must not bring the memory back
-        service.add_document(ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
-                             source="people/alice-smith.md", request_id="chain-add-1")
+        add(service, ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
+            source="people/alice-smith.md", request_id="chain-add-1")
     with pytest.raises(Forbidden):  # a reader cannot replay the delete to learn its result
-        service.forget(CallerContext(read=frozenset({ns})), v1.id, "hard", request_id="hard-del-01")
+        forget(service, CallerContext(read=frozenset({ns})), v1.id, "hard", request_id="hard-del-01")
     assert service.get_document(ctx, keep.id).content == "Unrelated memory stays."
 
 
 def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    doc = service.add_document(ctx, ns, "Text.")
-    with pytest.raises(InvalidInput):
-        service.forget(ctx, doc.id, "shred")
+    doc = add(service, ctx, ns, "Text.")
+    with pytest.raises(InvalidInput) as raised:
+        parse(ForgetRequest, {"mode": "shred"})
+    assert "mode" in raised.value.message
+    assert not service.get_document(ctx, doc.id).is_forgotten
 
 
 def test_concurrent_hard_forgets_with_one_request_id_agree(service: MemoryService, ctx: CallerContext,
                                                            ns: str) -> None:
     for round_ in range(3):
-        doc = service.add_document(ctx, ns, f"Round {round_}. Delete me once.")
+        doc = add(service, ctx, ns, f"Round {round_}. Delete me once.")
         barrier = threading.Barrier(4)
 
-        def forget(_: int, doc_id: str = doc.id, rid: str = f"race-del-{round_}",
-                   barrier: threading.Barrier = barrier) -> object:
+        def forget_once(_: int, doc_id: str = doc.id, rid: str = f"race-del-{round_}",
+                        barrier: threading.Barrier = barrier) -> ForgetResult | GraphmemError:
             barrier.wait()
             try:
-                return service.forget(ctx, doc_id, "hard", request_id=rid)
+                return forget(service, ctx, doc_id, "hard", request_id=rid)
             except GraphmemError as exc:
                 return exc
 
         with ThreadPoolExecutor(max_workers=4) as pool:
-            results = list(pool.map(forget, range(4)))
+            results = list(pool.map(forget_once, range(4)))
         assert all(r == results[0] for r in results), results
         assert (results[0].documents, results[0].facts) == (1, 2)  # type: ignore[union-attr]
 
 
 def test_update_racing_forget_and_redact_stays_consistent(service: MemoryService, ctx: CallerContext,
                                                           ns: str, graph: neo4j.Driver) -> None:
-    doc = service.add_document(ctx, ns, "Contended memory.")
+    doc = add(service, ctx, ns, "Contended memory.")
     barrier = threading.Barrier(3)
 
     def act(kind: str) -> object:
         barrier.wait()
         try:
             if kind == "update":
-                return service.update_document(ctx, doc.id, "Updated while forgotten?")
-            return service.forget(ctx, doc.id, kind)
+                return update(service, ctx, doc.id, "Updated while forgotten?")
+            return forget(service, ctx, doc.id, kind)
         except GraphmemError as exc:
             return exc
 

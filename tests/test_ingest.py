@@ -11,12 +11,29 @@ import neo4j
 import pytest
 
 from graphmem.errors import Conflict
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, IngestItem, UpdateInput
+from graphmem.results import Change, Document, IngestOutcome
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from helpers import counts, query
 
 TEXT = "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle. I use Neo4j."
+
+
+def doc(content: str, **fields: Any) -> DocumentInput:
+    return DocumentInput(content=content, **fields)
+
+
+def ingested(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> IngestOutcome:
+    """One item through the files path, versioned by its source (as a file is)."""
+    (outcome,) = service.ingest(ctx, ns, [IngestItem(document=doc(content, **fields), versioned=True)])
+    assert outcome.error is None, outcome.error
+    return outcome
+
+
+def ingested_document(outcome: IngestOutcome) -> Document:
+    assert outcome.document is not None, outcome
+    return outcome.document
 
 
 def label_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
@@ -33,7 +50,7 @@ def edge_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
 
 def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService, ctx: CallerContext,
                                                          ns: str, graph: neo4j.Driver) -> None:
-    doc = service.add_document(ctx, ns, TEXT)
+    added = service.add_document(ctx, ns, doc(TEXT))
     assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Entity": 5, "Person": 2, "Organization": 1,
                                        "Place": 1, "Technology": 1}
     assert edge_counts(graph, ns) == {"CONTAINS": 3, "MENTIONS": 6, "RELATES": 3}
@@ -43,7 +60,7 @@ def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService,
     assert [(r["s"], r["p"], r["o"], r["n"]) for r in rows] == [
         ("Alice Johnson", "live in", "Seattle", False), ("user", "use", "Neo4j", False),
         ("Alice Johnson", "work at", "Microsoft", False)]
-    assert all(r["d"] == doc.id and r["has_fact"] for r in rows)
+    assert all(r["d"] == added.id and r["has_fact"] for r in rows)
     entities = query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS k, e.type AS t, "
                             "size(e.embedding) AS dims, e.entity_key AS key ORDER BY k", ns=ns)
     assert [(e["k"], e["t"]) for e in entities] == [("@user", "Person"), ("alice johnson", "Person"),
@@ -61,24 +78,25 @@ def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService,
 
 def test_reingestion_changes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
                                      graph: neo4j.Driver) -> None:
-    first = service.add_document(ctx, ns, TEXT)
+    first = service.add_document(ctx, ns, doc(TEXT))
     before = counts(graph, ns)
-    again = service.add_document(ctx, ns, TEXT.replace(" ", "  ") + "\n", request_id="reingest-01")
+    again = service.add_document(ctx, ns, doc(TEXT.replace(" ", "  ") + "\n", request_id="reingest-01"))
     assert again.id == first.id and counts(graph, ns) == before
-    again = service.ingest_document(ctx, ns, TEXT)
-    assert again.id == first.id and counts(graph, ns) == before
-    batch = service.add_documents(ctx, ns, [{"content": TEXT}, {"content": TEXT}])
+    outcome = ingested(service, ctx, ns, TEXT)
+    assert outcome.change is Change.unchanged
+    assert ingested_document(outcome).id == first.id and counts(graph, ns) == before
+    batch = service.add_documents(ctx, ns, [doc(TEXT), doc(TEXT)])
     assert {d.id for d in batch} == {first.id} and counts(graph, ns) == before
 
 
 def test_old_or_forgotten_matches_make_a_new_document(service: MemoryService, ctx: CallerContext,
                                                       ns: str) -> None:
-    v1 = service.add_document(ctx, ns, "Bob moved to Berlin.")
-    service.update_document(ctx, v1.id, "Bob moved to Munich.")
-    fresh = service.add_document(ctx, ns, "Bob moved to Berlin.")  # only an old version holds it
+    v1 = service.add_document(ctx, ns, doc("Bob moved to Berlin."))
+    service.update_document(ctx, v1.id, UpdateInput(content="Bob moved to Munich."))
+    fresh = service.add_document(ctx, ns, doc("Bob moved to Berlin."))  # only an old version holds it
     assert fresh.id != v1.id and fresh.version == 1
-    service.forget(ctx, fresh.id, "soft")
-    third = service.add_document(ctx, ns, "Bob moved to Berlin.")  # only a forgotten memory holds it
+    service.forget(ctx, fresh.id, ForgetRequest(mode=ForgetMode.soft))
+    third = service.add_document(ctx, ns, doc("Bob moved to Berlin."))  # only a forgotten memory holds it
     assert third.id not in (v1.id, fresh.id)
     with pytest.raises(Conflict):  # restoring would make two identical current memories
         service.restore(ctx, fresh.id)
@@ -90,7 +108,7 @@ def test_concurrent_identical_ingestions_make_one_document(service: MemoryServic
 
     def add(i: int) -> str:
         barrier.wait()
-        return service.add_document(ctx, ns, TEXT, request_id=f"concurrent-{i:04d}").id
+        return service.add_document(ctx, ns, doc(TEXT, request_id=f"concurrent-{i:04d}")).id
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         ids = set(pool.map(add, range(4)))
@@ -104,7 +122,7 @@ def test_concurrent_ingestion_of_the_same_new_entity(service: MemoryService, ctx
 
     def add(i: int) -> str:
         barrier.wait()
-        return service.add_document(ctx, ns, f"Zanzibar Labs hired person number {i}.").id
+        return service.add_document(ctx, ns, doc(f"Zanzibar Labs hired person number {i}.")).id
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert len(set(pool.map(add, range(4)))) == 4
@@ -117,10 +135,10 @@ def test_resolution_merges_variants_and_keeps_namespaces_apart(service: MemorySe
                                                                  graph: neo4j.Driver) -> None:
     other = f"{ns}-b"
     ctx = CallerContext.for_namespaces(ns, other)
-    service.add_document(ctx, ns, "Acme Corp hired Bob.")
-    service.add_document(ctx, ns, "The Acme Corp. fired Carol.")
-    service.add_document(ctx, ns, "Bob praised Acme Corp's culture.")
-    service.add_document(ctx, other, "Acme Corp hired Bob.")
+    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
+    service.add_document(ctx, ns, doc("The Acme Corp. fired Carol."))
+    service.add_document(ctx, ns, doc("Bob praised Acme Corp's culture."))
+    service.add_document(ctx, other, doc("Acme Corp hired Bob."))
     rows = query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity {normalized_name: 'acme corp'}) "
                         "RETURN e.namespace AS ns, e.id AS id, count(f) AS mentions ORDER BY ns", )
     assert [(r["ns"], r["mentions"]) for r in rows if r["ns"] in (ns, other)] == [(ns, 3), (other, 1)]
@@ -133,15 +151,15 @@ def test_resolution_merges_variants_and_keeps_namespaces_apart(service: MemorySe
 def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph: neo4j.Driver) -> None:
     # the hashing embedder scores "Acme Corp" / "Acme Corporation" at 1/3: lower the threshold for it
     settings = runtime.settings.model_copy(update={"similar_entity_cosine": 0.3})
-    service = MemoryService(runtime.store, settings, runtime.service.pipeline)
+    service = MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors)
     ctx = CallerContext.for_namespaces(ns)
-    service.add_document(ctx, ns, "Acme Corp hired Bob.")
-    service.add_document(ctx, ns, "Acme Corporation fired Carol.")
+    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
+    service.add_document(ctx, ns, doc("Acme Corporation fired Carol."))
     rows = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = $ns "
                         "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s", ns=ns)
     assert [(r["a"], r["b"]) for r in rows] == [("acme corporation", "acme corp")]
     assert 0.6 < rows[0]["s"] < 1.0
-    service.add_document(ctx, ns, "Zeta Labs hired Dan. Zeta Laboratories fired Eve.")  # both new, one batch
+    service.add_document(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve."))  # both new, one batch
     same_batch = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]-(b:Entity) WHERE a.namespace = $ns "
                               "AND a.normalized_name STARTS WITH 'zeta' RETURN count(r) AS c", ns=ns)
     assert same_batch == [{"c": 2}]  # one link, seen from both ends
@@ -152,10 +170,10 @@ def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph:
 
 def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,
                                                                   ns: str, graph: neo4j.Driver) -> None:
-    service.add_document(ctx, ns, "Jordan lives in Oslo.")  # spaCy: Jordan is a place here
+    service.add_document(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here
     before = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l", k=f"{ns}|jordan")
-    service.add_document(ctx, ns, "Jordan Smith met Jordan.")
-    service.add_document(ctx, ns, "Jordan works at Microsoft. Jordan wrote the report.")
+    service.add_document(ctx, ns, doc("Jordan Smith met Jordan."))
+    service.add_document(ctx, ns, doc("Jordan works at Microsoft. Jordan wrote the report."))
     after = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l, "
                          "e.type_labels AS tl, e.type_counts AS tc", k=f"{ns}|jordan")
     assert len(after) == 1
@@ -166,31 +184,34 @@ def test_type_follows_the_majority_and_the_label_follows_the_type(service: Memor
 
 def test_update_versions_keep_their_own_extractions(service: MemoryService, ctx: CallerContext, ns: str,
                                                     graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, "Bob moved to Berlin.")
-    v2 = service.update_document(ctx, v1.id, "Bob moved to Munich.")
+    v1 = service.add_document(ctx, ns, doc("Bob moved to Berlin."))
+    v2 = service.update_document(ctx, v1.id, UpdateInput(content="Bob moved to Munich."))
     rows = query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact)-[:MENTIONS]->(e:Entity) WHERE d.namespace = $ns "
                         "RETURN d.id AS d, collect(e.name) AS names", ns=ns)
     by_doc = {r["d"]: sorted(r["names"]) for r in rows}
     assert by_doc == {v1.id: ["Berlin", "Bob"], v2.id: ["Bob", "Munich"]}
-    source = service.ingest_document(ctx, ns, "Carol joined Google.", source="notes/carol.md")
-    changed = service.ingest_document(ctx, ns, "Carol joined Spotify.", source="notes/carol.md")
+    first = ingested(service, ctx, ns, "Carol joined Google.", source="notes/carol.md")
+    assert first.change is Change.created
+    second = ingested(service, ctx, ns, "Carol joined Spotify.", source="notes/carol.md")
+    assert second.change is Change.versioned
+    source, changed = ingested_document(first), ingested_document(second)
     assert changed.chain_id == source.id and changed.version == 2  # a changed file is a new version
 
 
 def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: MemoryService, ctx: CallerContext,
                                                                       ns: str, graph: neo4j.Driver) -> None:
-    keep = service.add_document(ctx, ns, "Bob works at Microsoft.")
-    gone = service.add_document(ctx, ns, "Bob moved to Berlin. Carol likes Neo4j.")
-    service.forget(ctx, gone.id, "hard")
+    keep = service.add_document(ctx, ns, doc("Bob works at Microsoft."))
+    gone = service.add_document(ctx, ns, doc("Bob moved to Berlin. Carol likes Neo4j."))
+    service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.hard))
     names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
                                    ns=ns)}
     assert names == {"bob", "microsoft"}  # Berlin, Carol, Neo4j had no other mention
     assert edge_counts(graph, ns) == {"CONTAINS": 1, "MENTIONS": 2, "RELATES": 1}
 
-    hidden = service.add_document(ctx, ns, "Bob visited Lisbon on Friday.")
+    hidden = service.add_document(ctx, ns, doc("Bob visited Lisbon on Friday."))
     assert query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.attributes AS a",
                  id=hidden.id) == [{"a": ["DATE: Friday"]}]
-    service.forget(ctx, hidden.id, "redact")
+    service.forget(ctx, hidden.id, ForgetRequest(mode=ForgetMode.redact))
     facts = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.text AS t, "
                          "f.embedding AS e, f.attributes AS a", id=hidden.id)
     assert facts == [{"t": None, "e": None, "a": None}]  # nothing of the text is left on the fact
@@ -204,7 +225,7 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
 def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Driver,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic votes: the NLP step is replaced by fixed extractions (the graph is the real one)."""
-    from graphmem.ingest.extract import EntityRef, Mention
+    from graphmem.ingest.extract import ExtractedEntity, Mention
     from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
 
     service = runtime.service
@@ -213,13 +234,13 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
     def prepared(kind: str) -> Any:
         def prepare(contents: list[str]) -> list[PreparedDocument]:
             return [PreparedDocument(c, [PreparedFact(c, 0, len(c), embedding, [], [Mention(
-                EntityRef("Jordan", kind), 0, 6)], [])], {"jordan": embedding}) for c in contents]
+                ExtractedEntity("Jordan", kind), 0, 6)], [])], {"jordan": embedding}) for c in contents]
         return prepare
 
     ctx = CallerContext.for_namespaces(ns)
     for i, kind in enumerate(["Place", "Person", "Person", "Place"]):
         monkeypatch.setattr(service.pipeline, "prepare", prepared(kind))
-        service.add_document(ctx, ns, f"Jordan text {i}.")
+        service.add_document(ctx, ns, doc(f"Jordan text {i}."))
         row = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l",
                     k=f"{ns}|jordan")[0]
         # a 1:1 tie keeps Place, Person then wins 2:1, and the 2:2 tie keeps Person (and its label)

@@ -8,10 +8,30 @@ import neo4j
 import pytest
 
 from graphmem.errors import Forbidden, InvalidInput, NotFound
-from graphmem.model import CallerContext
+from graphmem.model import (
+    CallerContext,
+    DocumentInput,
+    DocumentListOptions,
+    ForgetMode,
+    ForgetRequest,
+    UpdateInput,
+    View,
+)
+from graphmem.results import Document
 from graphmem.service import MemoryService
-from graphmem.store.views import View
 from helpers import counts
+
+
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content))
+
+
+def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
+    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+
+
+def forget_as(mode: str) -> ForgetRequest:
+    return ForgetRequest(mode=ForgetMode(mode))
 
 
 @pytest.fixture
@@ -19,8 +39,8 @@ def other(service: MemoryService, ns: str) -> tuple[CallerContext, str, str]:
     """A memory with two versions in namespace ``{ns}-other``, owned by another caller."""
     other_ns = f"{ns}-other"
     owner = CallerContext.for_namespaces(other_ns)
-    v1 = service.add_document(owner, other_ns, "Their private memory.")
-    v2 = service.update_document(owner, v1.id, "Their private memory, revised.")
+    v1 = add(service, owner, other_ns, "Their private memory.")
+    v2 = update(service, owner, v1.id, "Their private memory, revised.")
     return owner, v1.id, v2.id
 
 
@@ -28,10 +48,10 @@ def _by_id(service: MemoryService, ctx: CallerContext, call: str, doc_id: str) -
     calls: dict[str, Callable[[], object]] = {
         "get": lambda: service.get_document(ctx, doc_id),
         "history": lambda: service.history(ctx, doc_id),
-        "update": lambda: service.update_document(ctx, doc_id, "Overwrite."),
-        "soft": lambda: service.forget(ctx, doc_id, "soft"),
-        "redact": lambda: service.forget(ctx, doc_id, "redact"),
-        "hard": lambda: service.forget(ctx, doc_id, "hard"),
+        "update": lambda: update(service, ctx, doc_id, "Overwrite."),
+        "soft": lambda: service.forget(ctx, doc_id, forget_as("soft")),
+        "redact": lambda: service.forget(ctx, doc_id, forget_as("redact")),
+        "hard": lambda: service.forget(ctx, doc_id, forget_as("hard")),
         "restore": lambda: service.restore(ctx, doc_id),
     }
     return calls[call]()
@@ -47,7 +67,7 @@ def test_id_calls_across_namespaces_are_not_found(service: MemoryService, ctx: C
     owner, old_id, latest_id = other
     other_ns = next(iter(owner.write))
     before = counts(graph, other_ns)
-    service.add_document(ctx, ns, "My own memory.")
+    add(service, ctx, ns, "My own memory.")
     missing = "00000000-0000-4000-8000-000000000000"
     with pytest.raises(NotFound) as raised:
         _by_id(service, ctx, call, missing)
@@ -72,21 +92,21 @@ def test_list_of_another_namespace_is_not_found_and_never_mixes(service: MemoryS
         service.list_documents(ctx, "t-never-created-anywhere")
     assert crossed.value.message == missing.value.message.replace("t-never-created-anywhere", other_ns)
     with pytest.raises(Forbidden):
-        service.add_document(ctx, other_ns, "Planted.")
-    mine = service.add_document(ctx, ns, "Mine.")
-    everything = View(include_forgotten=True, include_superseded=True)
-    assert [d.id for d in service.list_documents(ctx, ns, view=everything).items] == [mine.id]
+        add(service, ctx, other_ns, "Planted.")
+    mine = add(service, ctx, ns, "Mine.")
+    everything = DocumentListOptions(view=View(include_forgotten=True, include_superseded=True))
+    assert [d.id for d in service.list_documents(ctx, ns, everything).items] == [mine.id]
 
 
 def test_read_only_caller_cannot_write(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    doc = service.add_document(ctx, ns, "Shared.")
+    doc = add(service, ctx, ns, "Shared.")
     reader = CallerContext(read=frozenset({ns}))
     assert service.get_document(reader, doc.id).content == "Shared."
     assert service.list_documents(reader, ns).total == 1
-    for call in (lambda: service.update_document(reader, doc.id, "x"),
-                 lambda: service.forget(reader, doc.id, "hard"),
+    for call in (lambda: update(service, reader, doc.id, "x"),
+                 lambda: service.forget(reader, doc.id, forget_as("hard")),
                  lambda: service.restore(reader, doc.id),
-                 lambda: service.add_document(reader, ns, "x")):
+                 lambda: add(service, reader, ns, "x")):
         with pytest.raises(Forbidden):
             call()
     assert service.get_document(ctx, doc.id).content == "Shared."
@@ -97,6 +117,6 @@ def test_system_namespace_cannot_be_named(service: MemoryService) -> None:
         CallerContext.for_namespaces("_system")
     ctx = CallerContext.for_namespaces("t-sys")
     with pytest.raises(InvalidInput):
-        service.add_document(ctx, "_system", "Sneaky.")
+        add(service, ctx, "_system", "Sneaky.")
     with pytest.raises(InvalidInput):
         service.list_documents(ctx, "_system")

@@ -9,15 +9,28 @@ import uuid
 import neo4j
 import pytest
 
-from graphmem.model import CallerContext
+from graphmem.model import NO_FILTERS, CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput, View
+from graphmem.results import Document
 from graphmem.runtime import Runtime
 from graphmem.search import retrieve
 from graphmem.search.hybrid import _graph_candidates
 from graphmem.search.retrieve import fulltext_candidates, vector_candidates
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
-from graphmem.store.views import NO_FILTERS, View
+from graphmem.store.views import filter_params, view_params
 from helpers import query
+
+
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content))
+
+
+def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
+    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+
+
+def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:
+    service.forget(ctx, doc_id, ForgetRequest(mode=ForgetMode.soft))
 
 
 def fact_texts(graph: neo4j.Driver, ids: list[str]) -> list[str]:
@@ -28,10 +41,10 @@ def fact_texts(graph: neo4j.Driver, ids: list[str]) -> list[str]:
 @pytest.mark.parametrize("signal", ["vector", "fulltext"])
 def test_views_hold_on_every_signal(runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str,
                                     graph: neo4j.Driver, signal: str) -> None:
-    v1 = service.add_document(ctx, ns, "The winter freeze starts on the fifteenth of December.")
-    v2 = service.update_document(ctx, v1.id, "The winter freeze starts on the tenth of December.")
-    gone = service.add_document(ctx, ns, "The winter freeze starts on the first of December.")
-    service.forget(ctx, gone.id, "soft")
+    v1 = add(service, ctx, ns, "The winter freeze starts on the fifteenth of December.")
+    v2 = update(service, ctx, v1.id, "The winter freeze starts on the tenth of December.")
+    gone = add(service, ctx, ns, "The winter freeze starts on the first of December.")
+    forget(service, ctx, gone.id)
     question = "When does the winter freeze start?"
     (vector,) = service.pipeline.embedder.embed([question])
 
@@ -82,16 +95,16 @@ def test_small_namespace_inside_a_large_one_finds_its_hits(runtime: Runtime, gra
 
 def test_graph_expansion_holds_the_views(runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str,
                                          graph: neo4j.Driver) -> None:
-    seed = service.add_document(ctx, ns, "Priya Raman owns the winter freeze plan.")
-    v1 = service.add_document(ctx, ns, "Priya Raman starts the freeze on the fifteenth.")
-    service.update_document(ctx, v1.id, "Priya Raman starts the freeze on the tenth.")
-    gone = service.add_document(ctx, ns, "Priya Raman starts the freeze on the first.")
-    service.forget(ctx, gone.id, "soft")
+    seed = add(service, ctx, ns, "Priya Raman owns the winter freeze plan.")
+    v1 = add(service, ctx, ns, "Priya Raman starts the freeze on the fifteenth.")
+    update(service, ctx, v1.id, "Priya Raman starts the freeze on the tenth.")
+    gone = add(service, ctx, ns, "Priya Raman starts the freeze on the first.")
+    forget(service, ctx, gone.id)
     seed_fact = query(graph, "MATCH (:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id", id=seed.id)[0]["id"]
     (vector,) = service.pipeline.embedder.embed(["When does the freeze start?"])
 
     def expanded(view: View) -> list[str]:
-        scope = {"namespaces": [ns], **view.params(), **NO_FILTERS.params()}
+        scope = {"namespaces": [ns], **view_params(view), **filter_params(NO_FILTERS)}
         found = runtime.store.read(lambda tx: _graph_candidates(tx, runtime.store.dialect, scope, "freeze", vector,
                                                                 [seed_fact], 10))
         return sorted(fact_texts(graph, [c.id for c in found]))

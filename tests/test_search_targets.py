@@ -3,109 +3,160 @@ engine (hashing embedder, real spaCy). Every path is checked against the time vi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.model import CallerContext
+from graphmem.model import (
+    CallerContext,
+    DocumentInput,
+    EntitySearchRequest,
+    ForgetMode,
+    ForgetRequest,
+    RecallRequest,
+    SearchRequest,
+    TripleQuery,
+    UpdateInput,
+    View,
+    parse,
+)
+from graphmem.results import Document, DocumentHit, EntityHit, RecallResult, TripleHit
 from graphmem.search.recall import count_tokens
 from graphmem.service import MemoryService
-from graphmem.store.views import View
+
+# ---- helpers: one typed request per call --------------------------------------------------------------
+
+
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+
+
+def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
+    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+
+
+def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:
+    service.forget(ctx, doc_id, ForgetRequest(mode=ForgetMode.soft))
+
+
+def cited(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> list[str]:
+    """The document ids the fact hits cite, in rank order."""
+    return [h.citation.document_id for h in service.search(ctx, SearchRequest(query=query, **options))]
+
+
+def documents(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> list[DocumentHit]:
+    return service.search_documents(ctx, SearchRequest(query=query, **options))
+
+
+def entities(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> list[EntityHit]:
+    return service.search_entities(ctx, EntitySearchRequest(query=query, **options)).items
+
+
+def triples(service: MemoryService, ctx: CallerContext, **query: Any) -> list[TripleHit]:
+    return service.search_triples(ctx, TripleQuery(**query)).items
+
+
+def recall(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> RecallResult:
+    return service.recall(ctx, RecallRequest(query=query, **options))
+
+
+# ---- tests --------------------------------------------------------------------------------------------
 
 
 def test_filters_narrow_inside_the_query(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    first = service.add_document(ctx, ns, "Kafka carries the billing events.", source="notes/a.md")
-    second = service.add_document(ctx, ns, "Kafka carries the audit events for Priya.", source="notes/b.md")
+    first = add(service, ctx, ns, "Kafka carries the billing events.", source="notes/a.md")
+    second = add(service, ctx, ns, "Kafka carries the audit events for Priya.", source="notes/b.md")
     query = "Kafka events"
-    assert {h.citation.document_id for h in service.search(ctx, query)} == {first.id, second.id}
-    assert [h.citation.document_id for h in service.search(ctx, query, source="notes/b.md")] == [second.id]
-    assert [h.citation.document_id for h in service.search(ctx, query, document_id=first.id)] == [first.id]
-    assert [h.citation.document_id for h in service.search(ctx, query, since=second.recorded_at)] == [second.id]
-    assert [h.citation.document_id for h in service.search(ctx, query, until=first.recorded_at)] == [first.id]
-    priya = next(e for e in service.search_entities(ctx, "Priya") if e.name == "Priya")
-    assert [h.citation.document_id for h in service.search(ctx, query, entity_id=priya.id)] == [second.id]
+    assert set(cited(service, ctx, query)) == {first.id, second.id}
+    assert cited(service, ctx, query, source="notes/b.md") == [second.id]
+    assert cited(service, ctx, query, document_id=first.id) == [first.id]
+    assert cited(service, ctx, query, since=second.recorded_at) == [second.id]
+    assert cited(service, ctx, query, until=first.recorded_at) == [first.id]
+    priya = next(e for e in entities(service, ctx, "Priya") if e.name == "Priya")
+    assert cited(service, ctx, query, entity_id=priya.id) == [second.id]
     with pytest.raises(InvalidInput, match="since must not be after until"):
-        service.search(ctx, query, since=2, until=1)
+        parse(SearchRequest, {"query": query, "since": 2, "until": 1})
     with pytest.raises(InvalidInput):
-        service.search(ctx, query, weights={"magic": 1.0})
+        parse(SearchRequest, {"query": query, "weights": {"magic": 1.0}})
 
 
 def test_documents_score_as_their_best_fact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    long = service.add_document(ctx, ns, "Falcon ships in October. Its tracking portal shows live positions. "
-                                         "Kafka streams the Falcon events.")
-    other = service.add_document(ctx, ns, "The Porto office opens at nine.")
-    hits = service.search_documents(ctx, "When does Falcon ship?", explain=True)
+    long = add(service, ctx, ns, "Falcon ships in October. Its tracking portal shows live positions. "
+                                 "Kafka streams the Falcon events.")
+    other = add(service, ctx, ns, "The Porto office opens at nine.")
+    hits = documents(service, ctx, "When does Falcon ship?", explain=True)
     assert [h.document_id for h in hits][:1] == [long.id] and len({h.document_id for h in hits}) == len(hits)
     top = hits[0]
     assert top.score == max(f.score for f in top.facts) and 1 <= len(top.facts) <= 3
     assert top.facts[0].explain is not None and top.facts[0].explain.path[0] == long.id
-    assert len(service.search_documents(ctx, "office", limit=1)) == 1
-    new = service.update_document(ctx, long.id, "Falcon ships in November.")
-    service.forget(ctx, other.id, "soft")
-    assert [h.document_id for h in service.search_documents(ctx, "Falcon ship office")] == [new.id]
-    old = service.search_documents(ctx, "Falcon ship office", view=View(as_of=long.recorded_at))
+    assert len(documents(service, ctx, "office", limit=1)) == 1
+    new = update(service, ctx, long.id, "Falcon ships in November.")
+    forget(service, ctx, other.id)
+    assert [h.document_id for h in documents(service, ctx, "Falcon ship office")] == [new.id]
+    old = documents(service, ctx, "Falcon ship office", view=View(as_of=long.recorded_at))
     assert {h.document_id for h in old} == {long.id}  # the office memory came later, and is forgotten
-    both = service.search_documents(ctx, "Falcon ship office",
-                                    view=View(as_of=other.recorded_at, include_forgotten=True))
+    both = documents(service, ctx, "Falcon ship office", view=View(as_of=other.recorded_at, include_forgotten=True))
     assert {h.document_id for h in both} == {long.id, other.id}
 
 
 def test_entities_by_name_and_meaning_within_the_view(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    kept = service.add_document(ctx, ns, "Priya Raman leads Project Falcon.")
-    gone = service.add_document(ctx, ns, "Oskar Lindqvist joined the Heron team.")
-    hits = service.search_entities(ctx, "Priya Raman", explain=True)
+    kept = add(service, ctx, ns, "Priya Raman leads Project Falcon.")
+    gone = add(service, ctx, ns, "Oskar Lindqvist joined the Heron team.")
+    hits = entities(service, ctx, "Priya Raman", explain=True)
     assert hits[0].name == "Priya Raman" and hits[0].facts == 1 and hits[0].signals is not None
-    assert "name" in hits[0].signals and "embedding" not in hits[0].model_dump_json()
-    assert any(h.name == "Oskar Lindqvist" for h in service.search_entities(ctx, "Oskar Lindqvist"))
-    service.forget(ctx, gone.id, "soft")
-    assert all(h.name != "Oskar Lindqvist" for h in service.search_entities(ctx, "Oskar Lindqvist", limit=100))
-    shown = service.search_entities(ctx, "Oskar Lindqvist", view=View(include_forgotten=True))
+    assert any(s.signal == "name" for s in hits[0].signals) and "embedding" not in hits[0].model_dump_json()
+    assert any(h.name == "Oskar Lindqvist" for h in entities(service, ctx, "Oskar Lindqvist"))
+    forget(service, ctx, gone.id)
+    assert all(h.name != "Oskar Lindqvist" for h in entities(service, ctx, "Oskar Lindqvist", limit=100))
+    shown = entities(service, ctx, "Oskar Lindqvist", view=View(include_forgotten=True))
     assert shown[0].name == "Oskar Lindqvist"
-    service.update_document(ctx, kept.id, "Marcus Chen leads Project Falcon.")
-    assert all(h.name != "Priya Raman" for h in service.search_entities(ctx, "Priya Raman", limit=100))
-    before = service.search_entities(ctx, "Priya Raman", view=View(as_of=kept.recorded_at))
+    update(service, ctx, kept.id, "Marcus Chen leads Project Falcon.")
+    assert all(h.name != "Priya Raman" for h in entities(service, ctx, "Priya Raman", limit=100))
+    before = entities(service, ctx, "Priya Raman", view=View(as_of=kept.recorded_at))
     assert before[0].name == "Priya Raman"
 
 
 def test_triples_by_subject_predicate_object_and_term(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    service.add_document(ctx, ns, "Priya Raman leads Project Falcon.")
-    dislike = service.add_document(ctx, ns, "Marcus does not like MySQL.")
-    service.add_document(ctx, ns, "Marcus likes PostgreSQL.")
-    led = service.search_triples(ctx, subject="Priya")
+    add(service, ctx, ns, "Priya Raman leads Project Falcon.")
+    dislike = add(service, ctx, ns, "Marcus does not like MySQL.")
+    add(service, ctx, ns, "Marcus likes PostgreSQL.")
+    led = triples(service, ctx, subject="Priya")
     assert [(t.subject.name, t.predicate, t.object.name) for t in led] == [("Priya Raman", "lead", "Project Falcon")]
     assert led[0].citation.start == 0 and led[0].text == "Priya Raman leads Project Falcon."
-    assert [t.object.name for t in service.search_triples(ctx, predicate="leads")] == ["Project Falcon"]
-    likes = service.search_triples(ctx, subject="Marcus", predicate="like")
+    assert [t.object.name for t in triples(service, ctx, predicate="leads")] == ["Project Falcon"]
+    likes = triples(service, ctx, subject="Marcus", predicate="like")
     assert {(t.object.name, t.negated) for t in likes} == {("MySQL", True), ("PostgreSQL", False)}
     negated = next(t for t in likes if t.negated)
     assert negated.statement == "Marcus not like MySQL"
-    assert [t.object.name for t in service.search_triples(ctx, subject="Marcus", negated=False)] == ["PostgreSQL"]
-    assert [t.object.name for t in service.search_triples(ctx, object="MySQL")] == ["MySQL"]
-    assert {t.object.name for t in service.search_triples(ctx, term="Marcus")} == {"MySQL", "PostgreSQL"}
-    assert [(t.subject.name, t.negated) for t in service.search_triples(ctx, term="MySQL")] == [("Marcus", True)]
-    assert [t.object.name for t in service.search_triples(ctx, term="leads Project")] == ["Project Falcon"]
-    service.forget(ctx, dislike.id, "soft")
-    assert [t.object.name for t in service.search_triples(ctx, subject="Marcus")] == ["PostgreSQL"]
-    assert len(service.search_triples(ctx, subject="Marcus", view=View(include_forgotten=True))) == 2
+    assert [t.object.name for t in triples(service, ctx, subject="Marcus", negated=False)] == ["PostgreSQL"]
+    assert [t.object.name for t in triples(service, ctx, object="MySQL")] == ["MySQL"]
+    assert {t.object.name for t in triples(service, ctx, term="Marcus")} == {"MySQL", "PostgreSQL"}
+    assert [(t.subject.name, t.negated) for t in triples(service, ctx, term="MySQL")] == [("Marcus", True)]
+    assert [t.object.name for t in triples(service, ctx, term="leads Project")] == ["Project Falcon"]
+    forget(service, ctx, dislike.id)
+    assert [t.object.name for t in triples(service, ctx, subject="Marcus")] == ["PostgreSQL"]
+    assert len(triples(service, ctx, subject="Marcus", view=View(include_forgotten=True))) == 2
     with pytest.raises(InvalidInput, match="at least one of"):
-        service.search_triples(ctx)
+        parse(TripleQuery, {})
     with pytest.raises(InvalidInput):
-        service.search_triples(ctx, subject="Marcus", limit=101)
+        parse(TripleQuery, {"subject": "Marcus", "limit": 101})
 
 
 def test_triples_follow_versions(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    v1 = service.add_document(ctx, ns, "Hannah manages Project Heron.")
-    service.update_document(ctx, v1.id, "Hannah manages Project Osprey.")
-    assert [t.object.name for t in service.search_triples(ctx, subject="Hannah")] == ["Project Osprey"]
-    old = service.search_triples(ctx, subject="Hannah", view=View(as_of=v1.recorded_at))
+    v1 = add(service, ctx, ns, "Hannah manages Project Heron.")
+    update(service, ctx, v1.id, "Hannah manages Project Osprey.")
+    assert [t.object.name for t in triples(service, ctx, subject="Hannah")] == ["Project Osprey"]
+    old = triples(service, ctx, subject="Hannah", view=View(as_of=v1.recorded_at))
     assert [t.object.name for t in old] == ["Project Heron"]
 
 
 def test_recall_never_exceeds_its_budget(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    service.add_documents(ctx, ns, [{"content": f"Kafka cluster {i} carries the events of team {i} in Porto.",
-                                     "title": f"cluster {i}", "source": f"ops/{i}.md"} for i in range(12)])
+    service.add_documents(ctx, ns, [DocumentInput(content=f"Kafka cluster {i} carries the events of team {i} in Porto.",
+                                                  title=f"cluster {i}", source=f"ops/{i}.md") for i in range(12)])
     query = "Which Kafka cluster carries the events of the Porto teams?"
     for max_tokens, max_items in ((1500, 8), (120, 8), (60, 3), (32, 8)):
-        result = service.recall(ctx, query, max_items=max_items, max_tokens=max_tokens)
+        result = recall(service, ctx, query, max_items=max_items, max_tokens=max_tokens)
         assert count_tokens(result.context_text) == result.tokens_used <= max_tokens
         assert len(result.items) <= max_items
         for number, item in enumerate(result.items, start=1):
@@ -119,49 +170,49 @@ def test_recall_never_exceeds_its_budget(service: MemoryService, ctx: CallerCont
     for bad, allowed in (({"max_items": 0}, "1 to 50"), ({"max_items": 51}, "1 to 50"),
                          ({"max_tokens": 31}, "32 to 16000"), ({"max_tokens": 16_001}, "32 to 16000")):
         with pytest.raises(InvalidInput, match=f"must be from {allowed}"):
-            service.recall(ctx, query, **bad)
+            parse(RecallRequest, {"query": query, **bad})
 
 
 def test_recall_abstains_when_nothing_relevant(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    service.add_document(ctx, ns, "The Porto office opens at nine.")
-    result = service.recall(ctx, "quantum chromodynamics lattice gauge theory")
+    add(service, ctx, ns, "The Porto office opens at nine.")
+    result = recall(service, ctx, "quantum chromodynamics lattice gauge theory")
     assert result.answer_status == "no_confirmed_answer" and result.items == []
     assert {s.reason for s in result.skipped} == {"below_relevance"}
-    assert service.recall(ctx, "When does the Porto office open?").answer_status == "found"
+    assert recall(service, ctx, "When does the Porto office open?").answer_status == "found"
 
 
 def test_recall_respects_views(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    v1 = service.add_document(ctx, ns, "The standup is at nine in Porto.")
-    v2 = service.update_document(ctx, v1.id, "The standup is at ten in Porto.")
-    assert [i.text for i in service.recall(ctx, "When is the standup in Porto?").items] == [v2.content]
-    old = service.recall(ctx, "When is the standup in Porto?", view=View(as_of=v1.recorded_at))
+    v1 = add(service, ctx, ns, "The standup is at nine in Porto.")
+    v2 = update(service, ctx, v1.id, "The standup is at ten in Porto.")
+    assert [i.text for i in recall(service, ctx, "When is the standup in Porto?").items] == [v2.content]
+    old = recall(service, ctx, "When is the standup in Porto?", view=View(as_of=v1.recorded_at))
     assert [i.text for i in old.items] == [v1.content]
-    service.forget(ctx, v2.id, "soft")
-    assert service.recall(ctx, "When is the standup in Porto?").items == []
+    forget(service, ctx, v2.id)
+    assert recall(service, ctx, "When is the standup in Porto?").items == []
 
 
 def test_no_target_crosses_namespaces(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     other_ns = f"{ns}-other"
     other = CallerContext.for_namespaces(other_ns)
-    service.add_document(other, other_ns, "Marcus does not like MySQL. Priya Raman leads Project Falcon.")
-    service.add_document(ctx, ns, "The Porto office opens at nine.")
-    assert {h.name for h in service.search_entities(ctx, "Marcus Priya Raman MySQL Falcon", limit=100)} == {"Porto"}
-    assert service.search_triples(ctx, term="Marcus") == []
+    add(service, other, other_ns, "Marcus does not like MySQL. Priya Raman leads Project Falcon.")
+    add(service, ctx, ns, "The Porto office opens at nine.")
+    assert {h.name for h in entities(service, ctx, "Marcus Priya Raman MySQL Falcon", limit=100)} == {"Porto"}
+    assert triples(service, ctx, term="Marcus") == []
     assert all(d.facts[0].text == "The Porto office opens at nine."
-               for d in service.search_documents(ctx, "Marcus MySQL Falcon", limit=100))
-    assert all(i.text == "The Porto office opens at nine." for i in service.recall(ctx, "Marcus MySQL").items)
-    for call in (lambda: service.search_entities(ctx, "Marcus", namespaces=[other_ns]),
-                 lambda: service.search_triples(ctx, namespaces=[other_ns], term="Marcus"),
-                 lambda: service.recall(ctx, "Marcus", namespaces=[other_ns])):
+               for d in documents(service, ctx, "Marcus MySQL Falcon", limit=100))
+    assert all(i.text == "The Porto office opens at nine." for i in recall(service, ctx, "Marcus MySQL").items)
+    for call in (lambda: entities(service, ctx, "Marcus", namespaces=[other_ns]),
+                 lambda: triples(service, ctx, namespaces=[other_ns], term="Marcus"),
+                 lambda: recall(service, ctx, "Marcus", namespaces=[other_ns])):
         with pytest.raises(NotFound):
             call()
 
 
 def test_recall_confirms_only_an_answer_of_the_asked_kind(service: MemoryService, ctx: CallerContext,
                                                           ns: str) -> None:
-    service.add_document(ctx, ns, "Brightwater Logistics is headquartered in Rotterdam.")
-    unconfirmed = service.recall(ctx, "How many employees does Brightwater Logistics have?")
+    add(service, ctx, ns, "Brightwater Logistics is headquartered in Rotterdam.")
+    unconfirmed = recall(service, ctx, "How many employees does Brightwater Logistics have?")
     assert unconfirmed.answer_status == "no_confirmed_answer" and unconfirmed.items  # context, not an answer
-    service.add_document(ctx, ns, "Brightwater Logistics has 420 employees.")
-    assert service.recall(ctx, "How many employees does Brightwater Logistics have?").answer_status == "found"
-    assert service.recall(ctx, "Where is Brightwater Logistics headquartered?").answer_status == "found"
+    add(service, ctx, ns, "Brightwater Logistics has 420 employees.")
+    assert recall(service, ctx, "How many employees does Brightwater Logistics have?").answer_status == "found"
+    assert recall(service, ctx, "Where is Brightwater Logistics headquartered?").answer_status == "found"

@@ -7,10 +7,15 @@ from typing import Any
 import neo4j
 import pytest
 
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput
+from graphmem.results import Document
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
 from helpers import counts, query
+
+
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
 
 
 class InjectedFault(Exception):
@@ -36,15 +41,15 @@ def fail_at(monkeypatch: pytest.MonkeyPatch, statement: str) -> list[str]:
 def test_add_failing_after_document_created_leaves_nothing(service: MemoryService, ctx: CallerContext,
                                                            ns: str, graph: neo4j.Driver,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    service.add_document(ctx, ns, "Already here.")
+    add(service, ctx, ns, "Already here.")
     before = counts(graph, ns)
     ran = fail_at(monkeypatch, "facts_create")
     with pytest.raises(InjectedFault):
-        service.add_document(ctx, ns, "Half written? Never.", request_id="req-fault-1")
+        add(service, ctx, ns, "Half written? Never.", request_id="req-fault-1")
     assert "documents_create" in ran  # the fault really came after a write
     assert counts(graph, ns) == before
     monkeypatch.undo()
-    doc = service.add_document(ctx, ns, "Half written? Never.", request_id="req-fault-1")
+    doc = add(service, ctx, ns, "Half written? Never.", request_id="req-fault-1")
     assert doc.fact_count == 2  # the retry is a fresh write, not a collision with a ghost
 
 
@@ -52,11 +57,11 @@ def test_update_failing_after_supersede_leaves_old_version_latest(service: Memor
                                                                   ctx: CallerContext, ns: str,
                                                                   graph: neo4j.Driver,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    v1 = service.add_document(ctx, ns, "Version one.")
+    v1 = add(service, ctx, ns, "Version one.")
     before = counts(graph, ns)
     ran = fail_at(monkeypatch, "version_link")
     with pytest.raises(InjectedFault):
-        service.update_document(ctx, v1.id, "Version two.")
+        service.update_document(ctx, v1.id, UpdateInput(content="Version two."))
     assert {"version_supersede", "documents_create", "facts_create"} <= set(ran)
     assert counts(graph, ns) == before
     rows = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) "
@@ -67,10 +72,10 @@ def test_update_failing_after_supersede_leaves_old_version_latest(service: Memor
 def test_hard_delete_failing_half_way_deletes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
                                                       graph: neo4j.Driver,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    v1 = service.add_document(ctx, ns, "Keep me. Please.")
+    v1 = add(service, ctx, ns, "Keep me. Please.")
     before = counts(graph, ns)
     ran = fail_at(monkeypatch, "chain_delete_documents")
     with pytest.raises(InjectedFault):
-        service.forget(ctx, v1.id, "hard")
+        service.forget(ctx, v1.id, ForgetRequest(mode=ForgetMode.hard))
     assert "chain_delete_facts" in ran
     assert counts(graph, ns) == before

@@ -9,10 +9,22 @@ import pytest
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.model import CallerContext
+from graphmem.model import (
+    MAX_OFFSET,
+    CallerContext,
+    DocumentInput,
+    DocumentListOptions,
+    UpdateInput,
+    View,
+    parse,
+)
+from graphmem.results import Document
 from graphmem.service import MemoryService
-from graphmem.store.views import View
 from helpers import counts, query
+
+
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
 
 BAD_ADDS: dict[str, dict[str, Any]] = {
     "blank": {"content": "  \n\t "},
@@ -39,43 +51,53 @@ BAD_ADDS: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("case", sorted(BAD_ADDS))
 def test_bad_add_is_invalid_and_writes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
                                                graph: neo4j.Driver, case: str) -> None:
-    service.add_document(ctx, ns, "Existing memory.")
+    add(service, ctx, ns, "Existing memory.")
     before = counts(graph, ns)
     with pytest.raises(InvalidInput) as raised:
-        service.add_document(ctx, ns, **BAD_ADDS[case])
+        parse(DocumentInput, BAD_ADDS[case])
     assert raised.value.message
     assert counts(graph, ns) == before
 
 
 def test_limits_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    doc = service.add_document(ctx, ns, "x" * 100_000, title="t" * 500, source="s" * 200,
-                               request_id="r" * 100, metadata={"k": "v" * 8000})
+    doc = add(service, ctx, ns, "x" * 100_000, title="t" * 500, source="s" * 200,
+              request_id="r" * 100, metadata={"k": "v" * 8000})
     assert len(service.get_document(ctx, doc.id).content or "") == 100_000
 
 
 @pytest.mark.parametrize("namespace", ["", "a" * 65, "has space", "slash/ns", "_system", "_private", None, 7])
 def test_bad_namespace(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver,
                        namespace: Any) -> None:
-    service.add_document(ctx, ns, "Existing memory.")
+    add(service, ctx, ns, "Existing memory.")
     before = counts(graph, ns), counts(graph, "_system")
     with pytest.raises(InvalidInput):
-        service.add_document(ctx, namespace, "Text.")
+        add(service, ctx, namespace, "Text.")
     with pytest.raises(InvalidInput):
         service.list_documents(ctx, namespace)
     assert (counts(graph, ns), counts(graph, "_system")) == before
 
 
-@pytest.mark.parametrize(("page", "limit"), [(0, 10), (-1, 10), (1, 0), (1, 201), (1, 500), ("1", 10),
-                                             (1, True), (10**17, 10)])
-def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver, page: Any,
+@pytest.mark.parametrize(("offset", "limit"), [(-10, 10), (-20, 10), (0, 0), (0, 201), (0, 500), ("0", 10),
+                                               (0, True), (10**18, 10), (MAX_OFFSET + 1, 10)])
+def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver, offset: Any,
                     limit: Any) -> None:
-    service.add_document(ctx, ns, "Existing memory.")
+    add(service, ctx, ns, "Existing memory.")
     before = counts(graph, ns)
     with pytest.raises(InvalidInput) as raised:
-        service.list_documents(ctx, ns, page=page, limit=limit)
+        parse(DocumentListOptions, {"offset": offset, "limit": limit})
     if limit in (0, 201, 500):
         assert "1 to 200" in raised.value.message
+    if isinstance(offset, int) and offset > MAX_OFFSET:
+        assert "cursor" in raised.value.message
     assert counts(graph, ns) == before
+
+
+def test_paging_bounds_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    doc = add(service, ctx, ns, "Existing memory.")
+    deepest = service.list_documents(ctx, ns, parse(DocumentListOptions, {"offset": MAX_OFFSET, "limit": 200}))
+    assert deepest.items == [] and deepest.total == 1 and deepest.limit == 200
+    first = service.list_documents(ctx, ns, parse(DocumentListOptions, {"offset": 0, "limit": 1}))
+    assert [d.id for d in first.items] == [doc.id] and first.next_cursor is None
 
 
 @pytest.mark.parametrize("view", [{"as_of": 2**70}, {"as_of": -1}, {"as_of": "yesterday"},
@@ -87,28 +109,30 @@ def test_bad_view(view: dict[str, Any]) -> None:
 
 def test_metadata_is_stored_as_sent(service: MemoryService, ctx: CallerContext, ns: str,
                                     graph: neo4j.Driver) -> None:
-    doc = service.add_document(ctx, ns, "Accents.", metadata={"name": "é" * 4000})
+    doc = add(service, ctx, ns, "Accents.", metadata={"name": "é" * 4000})
     stored = query(graph, "MATCH (d:Document {id: $id}) RETURN d.metadata AS m", id=doc.id)[0]["m"]
     assert len(stored.encode()) <= 8192 and "é" in stored
 
 
 def test_bad_updates_write_nothing(service: MemoryService, ctx: CallerContext, ns: str,
                                    graph: neo4j.Driver) -> None:
-    doc = service.add_document(ctx, ns, "Original.")
+    doc = add(service, ctx, ns, "Original.")
     before = counts(graph, ns)
-    for kwargs in ({"content": " "}, {"content": "x" * 100_001}, {"content": "ok", "expected_version": 0},
+    for fields in ({"content": " "}, {"content": "x" * 100_001}, {"content": "ok", "expected_version": 0},
                    {"content": "ok", "expected_version": "1"}, {"content": "ok", "request_id": "bad id!"}):
         with pytest.raises(InvalidInput):
-            service.update_document(ctx, doc.id, **kwargs)
+            parse(UpdateInput, fields)
     for bad_id in ("", "x" * 101, "semi;colon", None):
         with pytest.raises(InvalidInput):
             service.get_document(ctx, bad_id)  # type: ignore[arg-type]
     with pytest.raises(NotFound):
         service.get_document(ctx, "00000000-0000-4000-8000-000000000000")
     assert counts(graph, ns) == before
+    unchanged = service.get_document(ctx, doc.id)
+    assert unchanged.content == "Original." and unchanged.version == 1 and unchanged.is_latest
 
 
 def test_error_lists_every_problem(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     with pytest.raises(InvalidInput) as raised:
-        service.add_document(ctx, ns, " ", title="t" * 501)
+        parse(DocumentInput, {"content": " ", "title": "t" * 501})
     assert "content" in raised.value.message and "title" in raised.value.message

@@ -4,27 +4,37 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import neo4j
 import pytest
 
 from graphmem.errors import Conflict, GraphmemError
-from graphmem.model import CallerContext, Document
+from graphmem.model import CallerContext, DocumentInput, UpdateInput
+from graphmem.results import Document
 from graphmem.service import MemoryService
 from helpers import counts, query
 
 
+def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
+    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+
+
+def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str, **fields: Any) -> Document:
+    return service.update_document(ctx, doc_id, UpdateInput(content=content, **fields))
+
+
 def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, ns: str,
                                    graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, "Version one. Has two facts.", title="doc", metadata={"k": "v"})
-    v2 = service.update_document(ctx, v1.id, "Version two.", expected_version=1)
-    v3 = service.update_document(ctx, v2.id, "Version three. Still going. Three facts.")
-    v4 = service.update_document(ctx, v3.id, "Version four.", expected_version=3)
+    v1 = add(service, ctx, ns, "Version one. Has two facts.", title="doc", metadata={"k": "v"})
+    v2 = update(service, ctx, v1.id, "Version two.", expected_version=1)
+    v3 = update(service, ctx, v2.id, "Version three. Still going. Three facts.")
+    v4 = update(service, ctx, v3.id, "Version four.", expected_version=3)
     assert [v.version for v in (v1, v2, v3, v4)] == [1, 2, 3, 4]
     assert v4.chain_id == v1.id and v4.parent_id == v3.id and v4.title == "doc" and v4.metadata == {"k": "v"}
     assert v4.created_at == v1.created_at and v4.recorded_at > v3.recorded_at > v2.recorded_at
 
-    history = service.history(ctx, v2.id)  # any version's id gives the whole chain
+    history = service.history(ctx, v2.id).items  # any version's id gives the whole chain
     assert [h.id for h in history] == [v4.id, v3.id, v2.id, v1.id]
     assert [h.is_latest for h in history] == [True, False, False, False]
     assert [h.parent_id for h in history] == [v3.id, v2.id, v1.id, None]
@@ -49,50 +59,50 @@ def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, n
 
 def test_stale_expected_version_conflicts(service: MemoryService, ctx: CallerContext, ns: str,
                                           graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, "One.")
-    v2 = service.update_document(ctx, v1.id, "Two.")
+    v1 = add(service, ctx, ns, "One.")
+    v2 = update(service, ctx, v1.id, "Two.")
     before = counts(graph, ns)
     with pytest.raises(Conflict) as raised:
-        service.update_document(ctx, v2.id, "Three.", expected_version=1)
+        update(service, ctx, v2.id, "Three.", expected_version=1)
     assert raised.value.details["latest_version"] == 2
     assert counts(graph, ns) == before
 
 
 def test_update_of_old_version_names_latest(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    v1 = service.add_document(ctx, ns, "One.")
-    v2 = service.update_document(ctx, v1.id, "Two.")
+    v1 = add(service, ctx, ns, "One.")
+    v2 = update(service, ctx, v1.id, "Two.")
     with pytest.raises(Conflict) as raised:
-        service.update_document(ctx, v1.id, "Three.")
+        update(service, ctx, v1.id, "Three.")
     assert raised.value.details["latest_id"] == v2.id
     assert v2.id in raised.value.details["next_step"]
 
 
 def test_retried_update_returns_first_result(service: MemoryService, ctx: CallerContext, ns: str,
                                              graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, "One.")
-    v2 = service.update_document(ctx, v1.id, "Two.", expected_version=1, request_id="upd-retry-1")
+    v1 = add(service, ctx, ns, "One.")
+    v2 = update(service, ctx, v1.id, "Two.", expected_version=1, request_id="upd-retry-1")
     before = counts(graph, ns)
-    again = service.update_document(ctx, v1.id, "Two.", expected_version=1, request_id="upd-retry-1")
+    again = update(service, ctx, v1.id, "Two.", expected_version=1, request_id="upd-retry-1")
     assert again.id == v2.id and counts(graph, ns) == before
     with pytest.raises(Conflict):
-        service.update_document(ctx, v1.id, "Different.", expected_version=1, request_id="upd-retry-1")
+        update(service, ctx, v1.id, "Different.", expected_version=1, request_id="upd-retry-1")
 
 
 def test_concurrent_updates_with_same_expected_version(service: MemoryService, ctx: CallerContext, ns: str,
                                                        graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, "Base version.")
+    v1 = add(service, ctx, ns, "Base version.")
     writers = 6
     barrier = threading.Barrier(writers)
 
-    def update(i: int) -> Document | GraphmemError:
+    def write(i: int) -> Document | GraphmemError:
         barrier.wait()
         try:
-            return service.update_document(ctx, v1.id, f"Writer {i} wins.", expected_version=1)
+            return update(service, ctx, v1.id, f"Writer {i} wins.", expected_version=1)
         except GraphmemError as exc:
             return exc
 
     with ThreadPoolExecutor(max_workers=writers) as pool:
-        results = list(pool.map(update, range(writers)))
+        results = list(pool.map(write, range(writers)))
     won = [r for r in results if isinstance(r, Document)]
     lost = [r for r in results if not isinstance(r, Document)]
     assert len(won) == 1, results
@@ -108,7 +118,7 @@ def test_concurrent_updates_without_expected_version_serialise(service: MemorySe
                                                                ns: str, graph: neo4j.Driver) -> None:
     """Without a version check each writer targets the latest id it saw: one wins, the rest are told
     which id is latest now. The chain stays linear either way."""
-    v1 = service.add_document(ctx, ns, "Base.")
+    v1 = add(service, ctx, ns, "Base.")
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda i: _attempt(service, ctx, v1.id, i), range(4)))
     assert sum(isinstance(r, Document) for r in results) == 1
@@ -119,6 +129,6 @@ def test_concurrent_updates_without_expected_version_serialise(service: MemorySe
 
 def _attempt(service: MemoryService, ctx: CallerContext, doc_id: str, i: int) -> Document | GraphmemError:
     try:
-        return service.update_document(ctx, doc_id, f"Writer {i}.")
+        return update(service, ctx, doc_id, f"Writer {i}.")
     except GraphmemError as exc:
         return exc

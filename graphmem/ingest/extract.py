@@ -55,7 +55,7 @@ def entity_type(label: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class EntityRef:
+class ExtractedEntity:
     """An argument or a mention: its surface name and product type (``User`` for first person)."""
 
     name: str
@@ -64,16 +64,16 @@ class EntityRef:
 
 @dataclass(frozen=True)
 class Mention:
-    entity: EntityRef
+    entity: ExtractedEntity
     start: int  # code-point offsets into the document's content, end exclusive
     end: int
 
 
 @dataclass(frozen=True)
 class Triple:
-    subject: EntityRef
+    subject: ExtractedEntity
     predicate: str
-    object: EntityRef
+    object: ExtractedEntity
     negated: bool = False
 
 
@@ -90,12 +90,13 @@ def extract(doc: Doc, offset: int) -> SentenceExtraction:
     for ent in doc.ents:
         kind = entity_type(ent.label_)
         if kind is not None:
-            out.mentions.append(Mention(EntityRef(ent.text, kind), offset + ent.start_char, offset + ent.end_char))
+            out.mentions.append(Mention(ExtractedEntity(ent.text, kind), offset + ent.start_char,
+                                        offset + ent.end_char))
         elif ent.label_ in ATTRIBUTE_LABELS:
             out.attributes.append(f"{ent.label_}: {ent.text}")
     for token in doc:
         if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
-            ref = EntityRef(token.text, USER)
+            ref = ExtractedEntity(token.text, USER)
             out.mentions.append(Mention(ref, offset + token.idx, offset + token.idx + len(token)))
     seen: set[Triple] = set()
     for triple in _triples(doc):
@@ -124,17 +125,17 @@ def _entity_span(token: Token) -> Span | None:
     return None
 
 
-def _argument(token: Token) -> EntityRef | None:
+def _argument(token: Token) -> ExtractedEntity | None:
     """What a subject or object token stands for, or None (dates, pronouns, vague nouns)."""
     ent = _entity_span(token)
     if ent is not None:
         kind = entity_type(ent.label_)
-        return EntityRef(ent.text, kind) if kind is not None else None
+        return ExtractedEntity(ent.text, kind) if kind is not None else None
     if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
-        return EntityRef(token.text, USER)
+        return ExtractedEntity(token.text, USER)
     if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:
         words = [t.lower_ for t in _modifiers(token)] + [token.lemma_.lower()]
-        return EntityRef(" ".join(words), CONCEPT)
+        return ExtractedEntity(" ".join(words), CONCEPT)
     return None
 
 
@@ -148,7 +149,7 @@ def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *token.conjuncts]
 
 
-def _arguments(tokens: Iterable[Token]) -> list[EntityRef]:
+def _arguments(tokens: Iterable[Token]) -> list[ExtractedEntity]:
     refs = []
     for token in tokens:
         for each in _with_conjuncts(token):
@@ -170,7 +171,7 @@ def _negated(verb: Token) -> bool:
     return any(t.dep_ == "neg" for t in verb.children)
 
 
-def _subjects(verb: Token) -> list[EntityRef]:
+def _subjects(verb: Token) -> list[ExtractedEntity]:
     """Explicit subjects; else a relative clause's noun; else the subject of the verb it is joined to."""
     if verb.dep_ == "relcl" and not any(c.dep_ in _SUBJECTS for c in verb.children
                                          if c.tag_ not in ("WP", "WDT") and c.lower_ != "that"):
@@ -186,9 +187,9 @@ def _subjects(verb: Token) -> list[EntityRef]:
     return []
 
 
-def _objects(verb: Token) -> list[tuple[str, EntityRef]]:
+def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
     """(predicate, object) pairs of a verb: direct objects, prepositional objects, passive subjects."""
-    pairs: list[tuple[str, EntityRef]] = []
+    pairs: list[tuple[str, ExtractedEntity]] = []
     passive = [c for c in verb.children if c.dep_ == "nsubjpass"]
     for ref in _arguments(passive):
         pairs.append((_predicate(verb), ref))
@@ -217,7 +218,7 @@ def _possessive_be(verb: Token) -> list[Triple]:
         relation = " ".join([t.lower_ for t in subject.lefts if t.dep_ in ("amod", "compound")]
                             + [subject.lemma_.lower()])
         for ref in _arguments(c for c in verb.children if c.dep_ in ("attr", "acomp")):
-            triples.append(Triple(EntityRef(owner[0].text, USER), relation, ref, _negated(verb)))
+            triples.append(Triple(ExtractedEntity(owner[0].text, USER), relation, ref, _negated(verb)))
     return triples
 
 

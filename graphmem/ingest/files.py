@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphmem.errors import InvalidInput
+from graphmem.model import DocumentInput, IngestItem, parse
+
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
@@ -22,12 +25,10 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 @dataclass
 class Item:
-    """One document to ingest, and where it came from (for error messages). ``versioned``: the source
-    is the document's identity (a file), so a changed file becomes a new version of it."""
+    """One document to ingest, and where it came from (for error messages)."""
 
     where: str
-    fields: dict[str, Any]
-    versioned: bool = False
+    item: IngestItem
 
 
 @dataclass
@@ -82,7 +83,7 @@ def _read_text(path: Path, text: str, max_chars: int, result: ReadResult) -> Non
         if len(parts) > 1:
             fields["source"] = f"{path}#part{number}"
             fields["metadata"] = {"part": number, "parts": len(parts)}
-        result.items.append(Item(fields["source"], fields, versioned=True))
+        _add(result, fields["source"], fields, versioned=True)
 
 
 def split_paragraphs(text: str, max_chars: int) -> list[str]:
@@ -141,4 +142,13 @@ def _read_jsonl(path: Path, text: str, result: ReadResult) -> None:
         if unknown:
             result.errors.append(f"{where}: unknown fields {sorted(unknown)}")
             continue
-        result.items.append(Item(where, record))
+        _add(result, where, record, versioned=False)
+
+
+def _add(result: ReadResult, where: str, fields: dict[str, Any], versioned: bool) -> None:
+    try:
+        document = parse(DocumentInput, fields)
+    except InvalidInput as exc:
+        result.errors.append(f"{where}: {exc.message}")
+        return
+    result.items.append(Item(where, IngestItem(document=document, versioned=versioned)))

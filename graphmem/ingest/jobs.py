@@ -21,39 +21,18 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any
-
-from pydantic import BaseModel
 
 from graphmem.config import Settings
 from graphmem.errors import GraphmemError, NotFound
-from graphmem.model import CallerContext, Document
+from graphmem.model import CallerContext, DocumentInput, parse
+from graphmem.records import now_ms
+from graphmem.results import Document, JobInfo, JobStatus
 from graphmem.store.driver import GraphStore, Tx
 
 log = logging.getLogger(__name__)
 
 MAX_JOB_CHARS = 5_000_000  # a job's payload lives on one node: keep it well inside what servers store
-
-
-class JobStatus(StrEnum):
-    queued = "queued"
-    running = "running"
-    done = "done"
-    failed = "failed"
-
-
-class JobInfo(BaseModel):
-    id: str
-    namespace: str
-    status: JobStatus
-    attempts: int
-    items: int
-    submitted_at: int
-    started_at: int | None = None
-    finished_at: int | None = None
-    error: str | None = None
-    document_ids: list[str] | None = None
 
 
 class LeaseLost(Exception):
@@ -75,14 +54,14 @@ def get_job(store: GraphStore, ctx: CallerContext, job_id: str) -> JobInfo:
 
 # The function that applies a job's items: the service's add path, given a callback that must run in
 # the same transaction as the documents it writes.
-Apply = Callable[[CallerContext, str, list[dict[str, Any]], Callable[[Tx, list[Document]], None]], object]
+Apply = Callable[[CallerContext, str, list[DocumentInput], Callable[[Tx, list[Document]], None]], object]
 
 
 class JobWorker:
     """Claims and applies jobs in a background thread until stopped."""
 
     def __init__(self, store: GraphStore, settings: Settings, apply: Apply,
-                 clock: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
+                 clock: Callable[[], int] = now_ms) -> None:
         self.store = store
         self.settings = settings
         self.apply = apply
@@ -147,7 +126,7 @@ class JobWorker:
                                      name="graphmem-job-heartbeat")
         heartbeat.start()
         try:
-            items = json.loads(job["payload"])
+            items = [parse(DocumentInput, item) for item in json.loads(job["payload"])]
             ctx = CallerContext.for_namespaces(job["job_namespace"])
 
             def finish(tx: Tx, documents: list[Document]) -> None:

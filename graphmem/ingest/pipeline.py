@@ -19,7 +19,7 @@ from graphmem.ingest.extract import USER, Mention, SentenceExtraction, Triple, e
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import Span, split_sentences
 from graphmem.nlp.embedder import Embedder, get_embedder
-from graphmem.nlp.language import LANGUAGE_LOCK, get_language
+from graphmem.nlp.language import get_language, parse
 
 
 @dataclass
@@ -106,9 +106,7 @@ class Pipeline:
         return self.embedder.embed(texts), time.perf_counter() - t0
 
     def _extract(self, batch: list[tuple[int, Span]]) -> list[SentenceExtraction]:
-        nlp = get_language(self.settings.entity_patterns_file)
-        with LANGUAGE_LOCK:
-            parsed = list(nlp.pipe([span.text for _, span in batch], batch_size=64))
+        parsed = parse([span.text for _, span in batch], self.settings.entity_patterns_file)
         return [extract(doc, span.start) for doc, (_, span) in zip(parsed, batch, strict=True)]
 
     def _embed_entities(self, documents: list[PreparedDocument]) -> None:

@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-from graphmem.ingest.extract import USER, EntityRef
+from graphmem.ingest.extract import USER, ExtractedEntity
 
 USER_KEY = "@user"  # cannot collide: normalised names contain no '@'
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+")
@@ -31,12 +31,12 @@ def normalize_name(name: str) -> str:
     return _ARTICLES.sub("", text)
 
 
-def entity_key(namespace: str, ref: EntityRef) -> str:
+def entity_key(namespace: str, ref: ExtractedEntity) -> str:
     """The uniqueness key of the entity a reference resolves to (``namespace|normalised name``)."""
     return f"{namespace}|{USER_KEY if ref.type == USER else normalize_name(ref.name)}"
 
 
-def display(ref: EntityRef, user_name: str) -> tuple[str, str]:
+def display(ref: ExtractedEntity, user_name: str) -> tuple[str, str]:
     """(name, type) an entity created from this reference gets."""
     return (user_name, "Person") if ref.type == USER else (ref.name.strip(), ref.type)
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from spacy.language import Language
+from spacy.tokens import Doc
 
 TECHNOLOGY = "TECHNOLOGY"
 PRODUCT = "PRODUCT"
@@ -72,5 +74,24 @@ def get_language(patterns_file: Path | None = None) -> Language:
     return nlp
 
 
-# spaCy pipelines are not documented as thread-safe; ingestion threads take turns.
-LANGUAGE_LOCK = threading.Lock()
+# spaCy pipelines are not documented as thread-safe: every use takes this lock, through the two functions
+# below (the embedder does not: it keeps overlapping with spaCy).
+_LOCK = threading.Lock()
+LOCK_CHUNK = 32  # texts parsed per turn of the lock: a query waits for at most one chunk of an ingest
+
+
+def parse(texts: Sequence[str], patterns_file: Path | None = None) -> list[Doc]:
+    """Parse ``texts`` in order, taking the lock for ``LOCK_CHUNK`` texts at a time, so that a search
+    that needs spaCy (triple-predicate lemmas) never waits for a whole ingestion batch."""
+    nlp = get_language(patterns_file)
+    parsed: list[Doc] = []
+    for start in range(0, len(texts), LOCK_CHUNK):
+        with _LOCK:
+            parsed.extend(nlp.pipe(texts[start:start + LOCK_CHUNK], batch_size=LOCK_CHUNK))
+    return parsed
+
+
+def lemmas(text: str, patterns_file: Path | None = None) -> str:
+    """The lower-cased lemmas of ``text``, space-separated ("moved to" → "move to")."""
+    (doc,) = parse([text], patterns_file)
+    return " ".join(token.lemma_.lower() for token in doc)

@@ -3,24 +3,10 @@ it that answers), and carries its best few facts as the evidence, each with its 
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from graphmem.search.hybrid import FactHit
+from graphmem.results import DocumentHit, FactHit
 
 FACTS_PER_DOCUMENT = 3
 FACT_POOL_FACTOR = 5  # facts fetched per document asked for, so several facts of one document still leave room
-
-
-class DocumentHit(BaseModel):
-    document_id: str
-    title: str | None
-    source: str | None
-    version: int | None
-    is_latest: bool
-    recorded_at: int
-    score: float
-    similarity: float
-    facts: list[FactHit]
 
 
 def aggregate_documents(facts: list[FactHit], limit: int) -> list[DocumentHit]:

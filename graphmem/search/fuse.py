@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from graphmem.results import Signal, SignalScore
 from graphmem.search.retrieve import Candidate
 
 RRF_K = 60  # the usual constant: damps the difference between rank 1 and rank 2
@@ -17,10 +18,15 @@ RRF_K = 60  # the usual constant: damps the difference between rank 1 and rank 2
 class Fused:
     id: str
     score: float
-    signals: dict[str, Candidate] = field(default_factory=dict)
+    signals: dict[Signal, Candidate] = field(default_factory=dict)
+
+    def signal_scores(self) -> list[SignalScore]:
+        """The signals that found this item, in a fixed order, as results carry them."""
+        return [SignalScore(signal=signal, score=c.score, rank=c.rank) for signal, c in sorted(self.signals.items())]
 
 
-def rrf(lists: Mapping[str, list[Candidate]], weights: Mapping[str, float], k: int | None = None) -> list[Fused]:
+def rrf(lists: Mapping[Signal, list[Candidate]], weights: Mapping[Signal, float],
+        k: int | None = None) -> list[Fused]:
     """Sum of weight / (k + rank) over the signals that found the fact; ties broken by id. ``k`` defaults to
     ``RRF_K`` at call time (so tuning runs can change the module constant)."""
     k = RRF_K if k is None else k

@@ -23,17 +23,16 @@ carry no embeddings, each hit a citation; ties break by id.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from graphmem.model import within
+from graphmem.model import SearchRequest
+from graphmem.results import Citation, EntityRef, Explanation, FactHit, Signal
 from graphmem.search.fuse import Fused, mmr, rrf, with_recency
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import CURRENT, Filters, View
+from graphmem.store.views import filter_params, view_params
 
 SEEDS = 5  # top fused hits that graph expansion starts from
 ENTITY_FANOUT = 25  # facts taken per shared or named entity: a hub entity cannot flood the candidates
@@ -43,90 +42,20 @@ MIN_POOL = 30  # vector candidates, at least (limit x 3 above that)
 SECONDARY_DEPTH = 40  # full-text and graph candidates: deeper, they only add noise at weight 0.2
 
 
-SIGNALS = ("vector", "fulltext", "graph")
-
-
-def default_weights() -> dict[str, float]:
-    return {"vector": 1.0, "fulltext": 0.2, "graph": 0.2}
-
-
-class SearchOptions(Filters):
-    """Options of a fact search: the filters (``Filters``), the view, fusion and output settings."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    limit: Annotated[int, within(1, 100)] = 10
-    view: View = CURRENT
-    weights: dict[str, float] = Field(default_factory=default_weights)
-    rrf_k: int = Field(5, ge=1, le=1000, description="reciprocal-rank constant")
-    min_score: float | None = Field(None, ge=0, le=1, description="cosine similarity on the 0..1 scale")
-    diversity: float = Field(0.0, ge=0, le=1, description="MMR: 0 = pure relevance")
-    recency_weight: float = Field(0.0, ge=0, le=1)
-    recency_half_life_days: float = Field(30.0, gt=0)
-    explain: bool = False
-
-    @field_validator("weights")
-    @classmethod
-    def _known_signals(cls, weights: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(weights) - set(SIGNALS))
-        if unknown:
-            raise ValueError(f"unknown signals {unknown}; the signals are {list(SIGNALS)}")
-        if any(not 0 <= w <= 10 for w in weights.values()):
-            raise ValueError("weights must lie in 0..10")
-        return {**default_weights(), **weights}
-
-
-class Citation(BaseModel):
-    document_id: str
-    title: str | None
-    source: str | None
-    start: int
-    end: int
-
-
-class SignalScore(BaseModel):
-    score: float
-    rank: int
-
-
-class Explanation(BaseModel):
-    signals: dict[str, SignalScore]
-    fused: float
-    similarity: float
-    path: list[str] = Field(description="document id → fact id → entity ids")
-
-
-class EntityRef(BaseModel):
-    id: str
-    name: str | None
-    type: str | None
-
-
-class FactHit(BaseModel):
-    fact_id: str
-    text: str
-    score: float
-    similarity: float = Field(description="cosine similarity to the query, 0..1 scale")
-    version: int | None
-    is_latest: bool
-    recorded_at: int
-    citation: Citation
-    entities: list[EntityRef]
-    attributes: list[str] = Field(default_factory=list, description='dates and numbers: "DATE: last May"')
-    explain: Explanation | None = None
-
-
-def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], text: str, vector: list[float],
-                 options: SearchOptions, now_ms: int) -> list[FactHit]:
+def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[float], options: SearchRequest,
+                 now_ms: int) -> list[FactHit]:
+    """The fact hits of ``options.query`` in ``namespaces`` (already checked by the service)."""
+    text, filters = options.query, options.filters()
     pool = max(MIN_POOL, options.limit * 3)
-    scope: dict[str, Any] = {"namespaces": namespaces, **options.view.params(), **options.params()}
-    lists: dict[str, list[Candidate]] = {
-        "vector": vector_candidates(tx, dialect, namespaces, options.view, vector, pool, options),
-        "fulltext": fulltext_candidates(tx, dialect, namespaces, options.view, text, SECONDARY_DEPTH, options),
+    scope: dict[str, Any] = {"namespaces": namespaces, **view_params(options.view), **filter_params(filters)}
+    weights = {Signal(name): weight for name, weight in options.weights.model_dump().items()}
+    lists: dict[Signal, list[Candidate]] = {
+        Signal.vector: vector_candidates(tx, dialect, namespaces, options.view, vector, pool, filters),
+        Signal.fulltext: fulltext_candidates(tx, dialect, namespaces, options.view, text, SECONDARY_DEPTH, filters),
     }
-    seeds = [f.id for f in rrf(lists, options.weights, options.rrf_k)[:SEEDS]]
-    lists["graph"] = _graph_candidates(tx, dialect, scope, text, vector, seeds, SECONDARY_DEPTH)
-    fused = rrf(lists, options.weights, options.rrf_k)[:pool]
+    seeds = [f.id for f in rrf(lists, weights, options.rrf_k)[:SEEDS]]
+    lists[Signal.graph] = _graph_candidates(tx, dialect, scope, text, vector, seeds, SECONDARY_DEPTH)
+    fused = rrf(lists, weights, options.rrf_k)[:pool]
     rows = {row["id"]: row for row in tx.run("facts_hydrate", fact_ids=[f.id for f in fused], namespaces=namespaces,
                                              vector=vector, with_embedding=options.diversity > 0)}
     fused = [f for f in fused if f.id in rows]
@@ -155,15 +84,14 @@ def _graph_candidates(tx: Tx, dialect: Dialect, scope: dict[str, Any], text: str
         rows += tx.run("facts_mentioning", entity_ids=[e["id"] for e in named], fanout=ENTITY_FANOUT, **params)
     best = {row["id"]: dialect.cosine_score(row["raw"]) for row in rows if row["id"] not in seeds}
     ordered = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    return [Candidate(fid, "graph", score, rank) for rank, (fid, score) in enumerate(ordered, start=1)]
+    return [Candidate(fid, score, rank) for rank, (fid, score) in enumerate(ordered, start=1)]
 
 
 def _hit(row: dict[str, Any], fused: Fused, similarity: float, explain: bool) -> FactHit:
     entities = sorted((EntityRef.model_validate(e) for e in row["entities"] if e and e.get("id")),
                       key=lambda e: e.id)
     explanation = Explanation(
-        signals={s: SignalScore(score=c.score, rank=c.rank) for s, c in sorted(fused.signals.items())},
-        fused=fused.score, similarity=similarity,
+        signals=fused.signal_scores(), fused=fused.score, similarity=similarity,
         path=[row["document_id"], row["id"], *(e.id for e in entities)]) if explain else None
     return FactHit(fact_id=row["id"], text=row["text"], score=fused.score, similarity=similarity,
                    version=row["version"], is_latest=row["is_latest"], recorded_at=row["recorded_at"],

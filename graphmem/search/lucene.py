@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
+from graphmem.model import MAX_QUERY_CHARS
+
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 _OPERATOR_WORDS = re.compile(r"\b(AND|OR|NOT|TO)\b")
 _WORD = re.compile(r"\w", re.UNICODE)
-MAX_QUERY_CHARS = 1000
 
 
 def escape_lucene(text: str) -> str | None:

@@ -29,16 +29,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
 from tokenizers import Tokenizer
 
-from graphmem.model import within
-from graphmem.search.hybrid import FactHit
+from graphmem.results import AnswerStatus, FactHit, RecallResult, Skipped, SkipReason
 
 ANSWER_SIMILARITY = 0.62
 ANSWER_TYPE_DEPTH = 3
@@ -50,40 +46,6 @@ _ANSWER_KINDS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"^(who|whom|whose)\b"), frozenset({"Person"})),
 ]
 HEADER = "Memories relevant to the question, with their sources:"
-
-
-class RecallOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    max_items: Annotated[int, within(1, 50)] = 8
-    max_tokens: Annotated[int, within(32, 16_000)] = 1500
-
-
-class AnswerStatus(StrEnum):
-    found = "found"
-    no_confirmed_answer = "no_confirmed_answer"
-
-
-class SkipReason(StrEnum):
-    below_relevance = "below_relevance"
-    duplicate = "duplicate"
-    item_limit = "item_limit"
-    token_budget = "token_budget"
-
-
-class Skipped(BaseModel):
-    fact_id: str
-    reason: SkipReason
-
-
-class RecallResult(BaseModel):
-    answer_status: AnswerStatus
-    context_text: str
-    items: list[FactHit]
-    tokens_used: int
-    max_tokens: int
-    max_items: int
-    skipped: list[Skipped]
 
 
 @cache
@@ -124,7 +86,7 @@ def carries(hit: FactHit, kinds: frozenset[str]) -> bool:
     return any(a.split(":", 1)[0] in kinds for a in hit.attributes) or any(e.type in kinds for e in hit.entities)
 
 
-def build_recall(query: str, hits: list[FactHit], options: RecallOptions) -> RecallResult:
+def build_recall(query: str, hits: list[FactHit], max_items: int, max_tokens: int) -> RecallResult:
     """Fill the budget with the best hits, in order; never exceed either limit."""
     lines: list[str] = [HEADER]
     items: list[FactHit] = []
@@ -136,9 +98,9 @@ def build_recall(query: str, hits: list[FactHit], options: RecallOptions) -> Rec
             reason = SkipReason.below_relevance
         elif hit.text.strip().lower() in seen_texts:
             reason = SkipReason.duplicate
-        elif len(items) >= options.max_items:
+        elif len(items) >= max_items:
             reason = SkipReason.item_limit
-        elif count_tokens("\n".join([*lines, cite(len(items) + 1, hit)])) > options.max_tokens:
+        elif count_tokens("\n".join([*lines, cite(len(items) + 1, hit)])) > max_tokens:
             reason = SkipReason.token_budget
         if reason is not None:
             skipped.append(Skipped(fact_id=hit.fact_id, reason=reason))
@@ -151,4 +113,4 @@ def build_recall(query: str, hits: list[FactHit], options: RecallOptions) -> Rec
     confirmed = bool(items) and (kinds is None or any(carries(i, kinds) for i in items[:ANSWER_TYPE_DEPTH]))
     return RecallResult(answer_status=AnswerStatus.found if confirmed else AnswerStatus.no_confirmed_answer,
                         context_text=context, items=items, tokens_used=count_tokens(context) if context else 0,
-                        max_tokens=options.max_tokens, max_items=options.max_items, skipped=skipped)
+                        max_tokens=max_tokens, max_items=max_items, skipped=skipped)

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graphmem.model import NO_FILTERS, SearchFilters, View
 from graphmem.search.lucene import escape_lucene
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import NO_FILTERS, Filters, View
+from graphmem.store.views import filter_params, view_params
 
 EXACT_SCAN_MAX_FACTS = 1_500  # at or below, an exact scan: ~18 µs a fact on the bundled engine, so <= ~30 ms
 OVERFETCH = 4  # first index request: limit x this
@@ -30,15 +31,13 @@ MAX_INDEX_K = 2_000  # widening stops here (post-filtered index results)
 @dataclass(frozen=True)
 class Candidate:
     id: str
-    signal: str  # "vector", "fulltext", "graph", "name"
     score: float
-    rank: int  # 1-based within its signal
+    rank: int  # 1-based within its signal's list
 
 
-def ranked(rows: list[dict[str, Any]], signal: str, score_key: str = "score",
+def ranked(rows: list[dict[str, Any]], score_key: str = "score",
            scale: Callable[[float], float] = float) -> list[Candidate]:
-    return [Candidate(str(row["id"]), signal, scale(row[score_key]), rank)
-            for rank, row in enumerate(rows, start=1)]
+    return [Candidate(str(row["id"]), scale(row[score_key]), rank) for rank, row in enumerate(rows, start=1)]
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,8 @@ def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[s
     namespaces, else the index, widened while the filters inside the statement leave fewer than ``limit``."""
     params = {**params, "limit": limit}
     if namespace_size(tx, target.count, params["namespaces"]) <= EXACT_SCAN_MAX_FACTS:
-        return ranked(tx.run(target.scan, **params), "vector", "raw", dialect.cosine_score)
-    return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit), "vector")
+        return ranked(tx.run(target.scan, **params), "raw", dialect.cosine_score)
+    return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit))
 
 
 def namespace_size(tx: Tx, statement: str, namespaces: list[str]) -> int:
@@ -92,16 +91,15 @@ def widening(tx: Tx, statement: str, index: str, params: dict[str, Any], limit: 
 
 
 def vector_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, vector: list[float],
-                      limit: int, filters: Filters = NO_FILTERS) -> list[Candidate]:
-    params = {"namespaces": namespaces, "vector": vector, **view.params(), **filters.params()}
+                      limit: int, filters: SearchFilters = NO_FILTERS) -> list[Candidate]:
+    params = {"namespaces": namespaces, "vector": vector, **view_params(view), **filter_params(filters)}
     return vector_ranked(tx, dialect, FACTS, params, limit)
 
 
 def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, text: str,
-                        limit: int, filters: Filters = NO_FILTERS) -> list[Candidate]:
+                        limit: int, filters: SearchFilters = NO_FILTERS) -> list[Candidate]:
     query = escape_lucene(text)
     if query is None:
         return []
-    params = {"query": query, "namespaces": namespaces, **view.params(), **filters.params()}
-    return ranked(widening(tx, "facts_fulltext_search", dialect.index_name(SearchIndex.fact_text), params, limit),
-                  "fulltext")
+    params = {"query": query, "namespaces": namespaces, **view_params(view), **filter_params(filters)}
+    return ranked(widening(tx, "facts_fulltext_search", dialect.index_name(SearchIndex.fact_text), params, limit))

@@ -5,75 +5,52 @@ Subject, object and term text are resolved to entities through the entity-name f
 Predicates are stored as verb lemmas with their particles ("stream through"), so the caller lemmatises the
 asked predicate before it is matched as a substring. A negated triple ("Marcus does not like MySQL") is
 always returned with ``negated=True`` and its statement reads "not"; ``negated`` filters when set. Newest
-first (the recorded time of the supporting fact), ties by ids. Each search starts from the entities or
-facts it resolved, so it reads only their triples; a search by predicate alone reads every triple of the
-namespaces.
+first (the recorded time of the supporting fact), ties by ids; a later page starts after the previous
+page's last row (keyset), inside the statements. Each search starts from the entities or facts it
+resolved, so it reads only their triples; a search by predicate alone reads every triple of the namespaces.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
 
-from graphmem.model import within
-from graphmem.search.hybrid import Citation
+from graphmem.model import TripleQuery
+from graphmem.results import Citation, EntityRef, TripleHit
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import CURRENT, View
+from graphmem.store.views import view_params
 
 RESOLVE_K = 50  # entities (and facts, for a term) a text may resolve to
 
 
-class TripleQuery(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class TripleKey(BaseModel):
+    """Where a page of triples ends, in the search's order."""
 
-    subject: str | None = Field(None, min_length=1, max_length=200)
-    predicate: str | None = Field(None, min_length=1, max_length=100)
-    object: str | None = Field(None, min_length=1, max_length=200)
-    term: str | None = Field(None, min_length=1, max_length=200)
-    negated: bool | None = None
-    limit: Annotated[int, within(1, 100)] = 10
-    view: View = CURRENT
-
-    @model_validator(mode="after")
-    def _something_asked(self) -> TripleQuery:
-        if not any((self.subject, self.predicate, self.object, self.term)):
-            raise ValueError("give at least one of subject, predicate, object, term")
-        return self
-
-
-class EntityName(BaseModel):
-    id: str
-    name: str | None
-    type: str | None
-
-
-class TripleHit(BaseModel):
-    subject: EntityName
-    predicate: str
-    object: EntityName
-    negated: bool
-    statement: str = Field(description='"subject predicate object", with "not" when negated')
-    fact_id: str
-    text: str
     recorded_at: int
-    citation: Citation
+    fact_id: str
+    subject_id: str
+    predicate: str
+    object_id: str
 
 
 def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: TripleQuery,
-                   predicate_lemma: str | None) -> list[TripleHit]:
-    params: dict[str, Any] = {"namespaces": namespaces, **query.view.params()}
+                   predicate_lemma: str | None, after: TripleKey | None) -> tuple[list[TripleHit], TripleKey | None]:
+    """(one page of triples, the key after which the next page starts, None on the last page)."""
+    params: dict[str, Any] = {"namespaces": namespaces, **view_params(query.view)}
     subject_ids = _entity_ids(tx, dialect, params, query.subject)
     object_ids = _entity_ids(tx, dialect, params, query.object)
     term_entity_ids = _entity_ids(tx, dialect, params, query.term)
     term_fact_ids = None if query.term is None else [
         c.id for c in fulltext_candidates(tx, dialect, namespaces, query.view, query.term, RESOLVE_K)]
     params.update(subject_ids=subject_ids, object_ids=object_ids, term_entity_ids=term_entity_ids,
-                  term_fact_ids=term_fact_ids or [], negated=query.negated, limit=query.limit,
-                  predicate=predicate_lemma.lower() if predicate_lemma else None)
+                  term_fact_ids=term_fact_ids or [], negated=query.negated, limit=query.limit + 1,
+                  predicate=predicate_lemma.lower() if predicate_lemma else None,
+                  **{f"after_{name}": value for name, value in
+                     (after.model_dump() if after else dict.fromkeys(TripleKey.model_fields)).items()})
     # Start from the narrowest thing known; a free term starts from its entities (either end) and facts.
     if subject_ids is not None:
         starts = [("triples_from_subjects", subject_ids)]
@@ -90,7 +67,9 @@ def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: Tripl
             rows[(row["fact_id"], row["subject_id"], row["predicate"], row["object_id"])] = row
     ordered = sorted(rows.values(), key=lambda r: (-r["recorded_at"], r["fact_id"], r["subject_id"],
                                                    r["predicate"], r["object_id"]))
-    return [_hit(row) for row in ordered[: query.limit]]
+    page = ordered[: query.limit]
+    last = TripleKey.model_validate(page[-1]) if len(ordered) > query.limit else None
+    return [_hit(row) for row in page], last
 
 
 def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | None) -> list[str] | None:
@@ -106,8 +85,8 @@ def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | No
 
 
 def _hit(row: dict[str, Any]) -> TripleHit:
-    subject = EntityName(id=row["subject_id"], name=row["subject"], type=row["subject_type"])
-    obj = EntityName(id=row["object_id"], name=row["object"], type=row["object_type"])
+    subject = EntityRef(id=row["subject_id"], name=row["subject"], type=row["subject_type"])
+    obj = EntityRef(id=row["object_id"], name=row["object"], type=row["object_type"])
     negated = bool(row["negated"])
     statement = f"{subject.name} {'not ' if negated else ''}{row['predicate']} {obj.name}"
     return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,

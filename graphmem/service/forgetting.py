@@ -5,20 +5,24 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.model import CallerContext, Document, ForgetMode, ForgetResult, check_id, check_request_id
-from graphmem.records import request_hash as make_request_hash
+from graphmem import records
+from graphmem.errors import Conflict, NotFound
+from graphmem.model import CallerContext, ForgetMode, ForgetRequest, check_id
 from graphmem.records import tombstone_key
-from graphmem.service_base import ServiceBase
+from graphmem.results import Document, ForgetResult
+from graphmem.service.access import writable
+from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain, reused_request
 from graphmem.store.driver import Tx
 
 _FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain_redact",
                       ForgetMode.hard: "chain_delete"}
 
 
-class Forgetting(ServiceBase):
-    def forget(self, ctx: CallerContext, id: str, mode: ForgetMode | str = ForgetMode.soft,
-               request_id: str | None = None) -> ForgetResult:
+class Forgetting:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def forget(self, ctx: CallerContext, doc_id: str, request: ForgetRequest) -> ForgetResult:
         """Forget the whole memory (every version) holding ``id``.
 
         * ``soft``: hidden from current views, restorable;
@@ -33,13 +37,9 @@ class Forgetting(ServiceBase):
         finds nothing and is ``NotFound``, unless it carries the first call's ``request_id``, which
         returns the first result.
         """
-        doc_id = check_id(id)
-        try:
-            forget_mode = ForgetMode(mode)
-        except ValueError:
-            raise InvalidInput("mode must be one of soft, hard, redact", field="mode") from None
-        rid = check_request_id(request_id) if request_id is not None else None
-        request_hash = make_request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
+        doc_id = check_id(doc_id)
+        forget_mode, rid = request.mode, request.request_id
+        request_hash = records.request_hash({"op": "forget", "id": doc_id, "mode": forget_mode.value})
 
         def answered(tx: Tx) -> tuple[ForgetResult | None, list[dict[str, Any]]]:
             """The first result of this request, if it already ran (and the receipts seen)."""
@@ -48,8 +48,8 @@ class Forgetting(ServiceBase):
             receipts = tx.run("receipts_for_request", request_id=rid, namespaces=ctx.readable)
             for receipt in receipts:
                 if receipt["target_id"] == doc_id:
-                    self._writable(ctx, receipt["namespace"])  # a reader may not replay a write
-                    self._same_request(receipt["request_hash"], request_hash, rid)
+                    writable(ctx, receipt["namespace"])  # a reader may not replay a write
+                    check_same_request(receipt["request_hash"], request_hash, rid)
                     return ForgetResult.model_validate_json(receipt["result"]), receipts
             return None, receipts
 
@@ -58,17 +58,16 @@ class Forgetting(ServiceBase):
             if first is not None:
                 return first
             try:
-                row = self._lock_chain(tx, ctx, doc_id)
+                row = lock_chain(tx, ctx, doc_id)
             except NotFound:
                 # a concurrent call with this request_id may have deleted the chain since we looked
                 first, receipts = answered(tx)
                 if first is None:
                     raise
                 return first
-            ns, chain_id, now = row["namespace"], row["chain_id"], self.clock()
+            ns, chain_id, now = row["namespace"], row["chain_id"], self.core.clock()
             if any(r["namespace"] == ns for r in receipts):
-                raise Conflict(f"request_id {rid!r} was already used for a different request",
-                               next_step="use a new request_id for a new request")
+                raise reused_request(rid)
             params = {"chain_id": chain_id, "namespace": ns, "now": now}
             step = _FORGET_STATEMENTS[forget_mode]
             mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
@@ -91,7 +90,7 @@ class Forgetting(ServiceBase):
                         "target_id": chain_id, "operation": "tombstone", "recorded_at": now}
                        for key in (docs["request_keys"] if forget_mode is ForgetMode.hard and docs else [])]
             if rid:
-                written.append({"id": str(uuid.uuid4()), "namespace": ns, "request_key": f"{ns}|{rid}",
+                written.append({"id": str(uuid.uuid4()), "namespace": ns, "request_key": records.request_key(ns, rid),
                                 "request_id": rid, "target_id": doc_id, "request_hash": request_hash,
                                 "operation": f"forget:{forget_mode.value}", "result": result.model_dump_json(),
                                 "recorded_at": now})
@@ -99,18 +98,18 @@ class Forgetting(ServiceBase):
                 tx.run("receipts_create", receipts=written)
             return result
 
-        return self.store.write(write)
+        return self.core.store.write(write)
 
-    def restore(self, ctx: CallerContext, id: str) -> Document:
-        """Undo a soft forget of the memory holding ``id``; returns its latest version."""
-        doc_id = check_id(id)
+    def restore(self, ctx: CallerContext, doc_id: str) -> Document:
+        """Undo a soft forget of the memory holding ``doc_id``; returns its latest version."""
+        doc_id = check_id(doc_id)
 
         def write(tx: Tx) -> Document:
-            row = self._lock_chain(tx, ctx, doc_id)
+            row = lock_chain(tx, ctx, doc_id)
             if row["is_redacted"]:
                 raise Conflict("a redacted memory cannot be restored: its content is gone",
                                next_step="add the content again as a new memory")
-            params = {"chain_id": row["chain_id"], "namespace": row["namespace"], "now": self.clock()}
+            params = {"chain_id": row["chain_id"], "namespace": row["namespace"], "now": self.core.clock()}
             if row["is_forgotten"] and row["latest_content_hash"]:
                 twin = tx.single("documents_by_current_hash", hash_keys=[row["latest_content_hash"]],
                                  namespace=row["namespace"])
@@ -119,6 +118,6 @@ class Forgetting(ServiceBase):
                                    next_step="forget that memory first, or keep it", existing_id=twin["id"])
             tx.run("chain_restore_documents", **params)
             tx.run("chain_restore_facts", **params)
-            return self._fetch(tx, row["latest_id"], [row["namespace"]])
+            return fetch_document(tx, row["latest_id"], [row["namespace"]])
 
-        return self.store.write(write)
+        return self.core.store.write(write)

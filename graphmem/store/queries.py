@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
-CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+# The repository's cypher/ folder, which the wheel (and an editable install) maps to graphmem.cypher.
+CYPHER_DIR = Path(str(files("graphmem.cypher")))
 
 _HEADER = re.compile(r"^//\s*(name|fragment):\s*([a-z][a-z0-9_]*)\s*$")
 _INCLUDE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*(?:\(\s*([a-z][a-z0-9_]*)\s*\))?\s*\}\}")

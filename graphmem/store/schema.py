@@ -15,6 +15,7 @@ from collections.abc import Callable
 import httpx
 
 from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.records import now_ms
 from graphmem.store.dialect import ARCADEDB_SCHEMA_SQL
 from graphmem.store.driver import GraphStore, Tx
 from graphmem.store.queries import load_sql, statements
@@ -72,7 +73,7 @@ def bootstrap(store: GraphStore, *, arcadedb_http: tuple[str, tuple[str, str]] |
             if current(tx) >= target:  # another process got there first
                 return
             MIGRATIONS[target](tx)
-            tx.run("schema_version_set", version=target, now=int(time.time() * 1000))
+            tx.run("schema_version_set", version=target, now=now_ms())
 
         store.write(migrate)
         version = target
@@ -90,7 +91,7 @@ def check_embedder(store: GraphStore, name: str, dimensions: int) -> None:
     def record(tx: Tx) -> dict[str, object] | None:
         row = tx.single("embedder_get")
         if row is None:
-            tx.run("embedder_set", name=name, dimensions=dimensions, now=int(time.time() * 1000))
+            tx.run("embedder_set", name=name, dimensions=dimensions, now=now_ms())
         return row
 
     stored = store.write(record)
@@ -104,4 +105,4 @@ def check_embedder(store: GraphStore, name: str, dimensions: int) -> None:
 
 def record_embedder(store: GraphStore, name: str, dimensions: int) -> None:
     """Make ``name`` the database's embedder (after a complete re-embedding)."""
-    store.write(lambda tx: tx.run("embedder_set", name=name, dimensions=dimensions, now=int(time.time() * 1000)))
+    store.write(lambda tx: tx.run("embedder_set", name=name, dimensions=dimensions, now=now_ms()))

@@ -1,0 +1,69 @@
+"""The bounded evidence-graph export: the graph around a seed, walked breadth-first under explicit caps,
+paged by a signed stateless cursor, as JSON, GraphML or a Cypher script.
+
+**What is walked.** Seeds (a query's top fact hits, a document, an entity, or up to 100 ids of any kind)
+are depth 0; each level adds the neighbours of the previous one over CONTAINS, MENTIONS, RELATES and
+PREVIOUS_VERSION, in both directions, up to ``depth`` hops. The order is deterministic: depth, then id.
+Everything stays inside one namespace and one time view: documents and facts must be in view; an entity
+is reached only through a fact in view (or a triple whose fact is in view), so an entity or triple that
+only facts outside the view support is hidden. Forgotten items never appear unless the view includes
+them. A superseded version next to a document in view over PREVIOUS_VERSION is emitted as an
+``unavailable`` node (id only, no text), counted in ``unavailableDocuments`` and not expanded.
+
+**Seeds that are not visible.** A document id of the namespace naming a version that was superseded at
+the view's time is an unavailable node at depth 0. Otherwise a document or entity seed that is not
+visible in the namespace and view is ``NotFound`` (the same answer whether it exists elsewhere or not);
+ids of an id-list seed that are not visible are ignored, as are superseded facts (only documents have
+placeholders). An entity is visible while a fact in view mentions it.
+
+**Caps, enforced in the Cypher** (``cypher/export.cypher``). One statement per level takes the frontier
+and returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a
+page) and at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A page holds
+at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only.
+What the driver receives for a page: id rows from the walk, at most ``offset + max_nodes + 1`` (the one
+extra row says whether a next page exists); property rows, at most ``max_nodes``; edge rows, only edges
+whose both ends are on this or an earlier page. The server's own work per node grows with the node's
+degree (the cap bounds what is sent, not what is scanned).
+
+**Edges** are returned only between emitted nodes. A triple also needs its supporting fact emitted: every
+triple of an export cites evidence that is in the export, and the number of triples stays bounded by the
+facts on the page. Each edge is emitted on the page where the last of its nodes (for a triple: subject,
+object and fact) appears, so the union of all pages repeats nothing.
+
+**Completeness.** ``totalDocuments`` and ``unavailableDocuments`` count this page. ``truncated`` says that
+this page is not the whole reachable graph: other pages exist, or the fan-out cap left neighbours out.
+``coverage`` is this page's documents over the documents reachable from the seeds within ``depth`` in the
+view, counted up to ten times the caps. It is 1.0, without further work, when nothing is truncated;
+otherwise the reachable documents are counted once, on the first page, by a second walk whose caps are
+ten times the page's: ``10 x max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout``
+neighbours per node. When it hits one of them the count is a lower bound, so ``coverage`` is an upper
+bound and ``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
+
+**Cursor.** Stateless: the next page re-runs the walk and emits nodes ``[offset, offset + max_nodes)``.
+Its payload binds the namespace, a digest of the seed, caps and requested view, the pinned view time
+(a current-view export is read ``as of`` the first page's time, which for current data selects exactly
+the current versions, forgotten ones still excluded, so later pages see the same versions even if
+memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now),
+a query seed's resolved fact ids, the offset and the reachable count. It is sealed by
+``graphmem/cursors.py`` (signed, opaque). Forgetting (not pinned: forgotten is forgotten) or a hard delete
+between pages shifts the later pages of that export.
+
+**Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
+a Cypher script (``render.py``).
+
+**Cypher script.** One ``MERGE`` statement per line, on ``{namespace, id}``, into the namespace named
+at export time; labels and relationship types come from a fixed allowlist and every value is written by
+``cypher_literal``. Ids are globally unique in a graphmem database (unique constraints on ``id``), so the
+script loads into another database, or into one where the exported ids are not present any more; in the
+database it came from, ``MERGE`` on another namespace would create a second node with a taken id and the
+constraint refuses it (the script fails loudly rather than merging into the source). Unavailable
+references are not recreated (there is nothing of them to recreate), nor are embeddings, document
+content, mention spans, or entity type labels: the copy is the evidence graph, searchable by text;
+``graphmem reembed`` restores the vectors.
+"""
+
+from graphmem.export.page import QUERY_SEEDS, SeedSearch, export_graph
+from graphmem.export.render import cypher_literal, render, render_cypher, render_graphml
+
+__all__ = ["QUERY_SEEDS", "SeedSearch", "cypher_literal", "export_graph", "render", "render_cypher",
+           "render_graphml"]

@@ -1,0 +1,178 @@
+"""Inputs of the document calls: new memories, updates, forgetting, lists and history, the time view, and
+the caller's context."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from graphmem.model.fields import (
+    HARD_LIMITS,
+    INT64,
+    MAX_OFFSET,
+    Content,
+    Cursor,
+    Id,
+    Input,
+    Metadata,
+    Millis,
+    RequestId,
+    Source,
+    Title,
+    check_namespace,
+    limited,
+)
+
+# ---- views and filters --------------------------------------------------------------------------------
+
+
+class View(Input):
+    """Which versions a read sees.
+
+    * current (default): latest versions, not forgotten;
+    * ``as_of=T``: versions recorded at or before T and not superseded at T (epoch ms UTC);
+    * ``include_superseded``: old versions too; ``include_forgotten``: forgotten memories too.
+    """
+
+    model_config = ConfigDict(strict=True)
+
+    as_of: Millis = None
+    include_forgotten: bool = False
+    include_superseded: bool = False
+
+
+CURRENT = View()
+
+
+class SearchFilters(Input):
+    """Narrowing a search beyond the view: recorded time window (epoch ms UTC, inclusive), one entity the
+    facts must mention, one document (version) they must belong to, one document source. Applied inside
+    every retrieval statement (the ``fact_filters`` fragment of ``cypher/views.cypher``)."""
+
+    since: Millis = None
+    until: Millis = None
+    entity_id: Id | None = None
+    document_id: Id | None = None
+    source: Annotated[str | None, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] = None
+
+    @model_validator(mode="after")
+    def _window(self) -> SearchFilters:
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError("since must not be after until")
+        return self
+
+    def filters(self) -> SearchFilters:
+        """Only the filters of a model that extends them (what the statements receive)."""
+        return SearchFilters(**{name: getattr(self, name) for name in SearchFilters.model_fields})
+
+
+NO_FILTERS = SearchFilters()
+
+
+# ---- documents ----------------------------------------------------------------------------------------
+
+
+class DocumentInput(Input):
+    """A new memory."""
+
+    content: Content
+    title: Title = None
+    source: Source = None
+    metadata: Metadata = None
+    request_id: RequestId = None
+
+
+class IngestItem(Input):
+    """A memory from a file or a JSONL line. ``versioned``: its source is its identity (a file), so a
+    changed file becomes a new version of the current memory with that source."""
+
+    document: DocumentInput
+    versioned: bool = False
+
+
+class UpdateInput(Input):
+    """A new version of a memory."""
+
+    content: Content
+    expected_version: Annotated[int | None, Field(strict=True, ge=1, le=INT64[1],
+                                                  description="compare-and-swap on the latest version")] = None
+    request_id: RequestId = None
+
+
+class ForgetMode(StrEnum):
+    soft = "soft"
+    hard = "hard"
+    redact = "redact"
+
+
+class ForgetRequest(Input):
+    mode: ForgetMode = ForgetMode.soft
+    request_id: RequestId = None
+
+
+def _offset(value: int) -> int:
+    if value > MAX_OFFSET:
+        raise ValueError(f"must be from 0 to {MAX_OFFSET}; page deeper with the cursor (next_cursor)")
+    return value
+
+
+class DocumentListOptions(Input):
+    """A page of a namespace's memories, newest first. Either ``cursor`` (keyset paging on recorded time
+    and id, stable while memories are added) or ``offset`` (at most ``MAX_OFFSET``)."""
+
+    limit: Annotated[int, Field(strict=True), limited("page_size_max", "count")] = 20
+    offset: Annotated[int, Field(strict=True, ge=0), AfterValidator(_offset)] = 0
+    cursor: Cursor = None
+    view: View = CURRENT
+
+    @model_validator(mode="after")
+    def _one_way(self) -> DocumentListOptions:
+        if self.cursor is not None and self.offset:
+            raise ValueError("give either a cursor or an offset, not both")
+        return self
+
+
+class HistoryOptions(Input):
+    """A page of a memory's versions, newest first."""
+
+    limit: Annotated[int, Field(strict=True), limited("history_max", "count")] = 100
+    cursor: Cursor = None
+
+# ---- callers ------------------------------------------------------------------------------------------
+
+
+class CallerContext(BaseModel):
+    """Who is calling, reduced to what the service needs: the namespaces it may read and write.
+
+    Built by the identity module for real callers; tests build it directly. Writing implies reading.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    read: frozenset[str] = frozenset()
+    write: frozenset[str] = frozenset()
+
+    @field_validator("read", "write")
+    @classmethod
+    def _names(cls, value: frozenset[str]) -> frozenset[str]:
+        for namespace in value:
+            check_namespace(namespace)
+        return value
+
+    @classmethod
+    def for_namespaces(cls, *namespaces: str, writable: bool = True) -> CallerContext:
+        names = frozenset(namespaces)
+        return cls(read=names, write=names if writable else frozenset())
+
+    @property
+    def readable(self) -> list[str]:
+        """Sorted, so the same caller sends the same query parameters."""
+        return sorted(self.read | self.write)
+
+    def can_read(self, namespace: str) -> bool:
+        return namespace in self.read or namespace in self.write
+
+    def can_write(self, namespace: str) -> bool:
+        return namespace in self.write

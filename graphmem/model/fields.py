@@ -1,0 +1,178 @@
+"""The building blocks of the input models: patterns, bounds, field types, checks, and ``parse`` /
+``checked``, the two ways a model meets the service's limits (``graphmem/model/__init__.py`` says why)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo
+
+from graphmem.config import Limits
+from graphmem.errors import InvalidInput
+
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
+METADATA_KEY_CHARS = 128
+INT64 = (-(2**63), 2**63 - 1)
+MAX_QUERY_CHARS = 1000
+MAX_OFFSET = 10_000  # offset paging stops here; deeper pages take the cursor
+MAX_CURSOR_CHARS = 2048
+MAX_NAMESPACES = 100
+M = TypeVar("M", bound=BaseModel)
+
+
+# ---- checks shared by models and plain arguments -------------------------------------------------------
+
+
+def within(low: int, high: int) -> AfterValidator:
+    """A range check whose message names the whole range (pydantic's names only the bound it broke), for
+    the bounded counts of the API: limits, depths, caps, budgets."""
+
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be from {low} to {high}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _namespace(value: object) -> str:
+    if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
+        raise ValueError("must be 1-64 characters of A-Z a-z 0-9 . _ -")
+    if value.startswith("_"):
+        raise ValueError("names starting with '_' are reserved for the system")
+    return value
+
+
+def check_namespace(namespace: object) -> str:
+    """A caller-nameable namespace: 1-64 of ``[A-Za-z0-9._-]``, and not one starting with ``_``.
+
+    The ``_`` prefix is reserved for graphmem's own records (``_system`` today), so no caller can ever
+    name a system namespace, now or after later additions.
+    """
+    try:
+        return _namespace(namespace)
+    except ValueError as exc:
+        raise InvalidInput(f"namespace {exc}", field="namespace") from None
+
+
+def check_id(value: object) -> str:
+    """Ids are app-generated (UUID4); this only bounds what a caller may send."""
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise InvalidInput("id must be 1-100 characters of A-Z a-z 0-9 . _ : -", field="id")
+    return value
+
+
+def _metadata_value(key: str, value: object) -> None:
+    if isinstance(value, bool | str):
+        return
+    if isinstance(value, int):
+        if not INT64[0] <= value <= INT64[1]:
+            raise ValueError(f"metadata[{key!r}] does not fit a 64-bit integer")
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"metadata[{key!r}] must be a finite number")
+        return
+    kind = "nested map" if isinstance(value, dict) else "list" if isinstance(value, list) else "value"
+    raise ValueError(f"metadata[{key!r}] is a {kind}: values must be strings, integers, floats or booleans")
+
+
+def _limits(info: ValidationInfo) -> Limits:
+    limits = (info.context or {}).get("limits")
+    return limits if isinstance(limits, Limits) else HARD_LIMITS
+
+
+HARD_LIMITS = Limits.model_construct()  # the largest bounds the data model allows (Limits' defaults)
+
+
+def limited(attribute: str, kind: Literal["chars", "count"]) -> AfterValidator:
+    """A bound read from ``Limits.<attribute>`` at validation time (the operator may lower it)."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        limit = getattr(_limits(info), attribute)
+        if value is None:
+            return value
+        if kind == "chars" and len(value) > limit:
+            raise ValueError(f"is {len(value)} characters; at most {limit} are allowed")
+        if kind == "count" and not 1 <= (len(value) if isinstance(value, list) else value) <= limit:
+            raise ValueError(f"must be from 1 to {limit}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _metadata(value: object, info: ValidationInfo) -> object:
+    """A flat map of string keys to scalars, at most ``metadata_bytes`` as JSON (stored as a JSON string)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("must be a map of string keys to scalar values")
+    for key, item in value.items():
+        if not isinstance(key, str) or not 1 <= len(key) <= METADATA_KEY_CHARS:
+            raise ValueError(f"keys must be strings of 1-{METADATA_KEY_CHARS} characters")
+        _metadata_value(key, item)
+    size = len(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+    limit = _limits(info).metadata_bytes
+    if size > limit:
+        raise ValueError(f"is {size} bytes as JSON; at most {limit} are allowed")
+    return value
+
+
+# ---- field types --------------------------------------------------------------------------------------
+
+Namespace = Annotated[str, BeforeValidator(_namespace)]
+Namespaces = Annotated[list[Namespace] | None, Field(min_length=1, max_length=MAX_NAMESPACES)]
+Id = Annotated[str, Field(strict=True, pattern=ID_PATTERN.pattern)]
+RequestId = Annotated[str | None, Field(strict=True, pattern=REQUEST_ID_PATTERN.pattern,
+                                        description="8-100 of A-Z a-z 0-9 . _ -; makes the call retry-safe")]
+Content = Annotated[str, Field(strict=True, max_length=HARD_LIMITS.content_chars), AfterValidator(_not_blank),
+                    limited("content_chars", "chars")]
+Title = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.title_chars), limited("title_chars", "chars")]
+Source = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.source_chars),
+                   limited("source_chars", "chars")]
+Metadata = Annotated[dict[str, str | int | float | bool] | None, BeforeValidator(_metadata)]
+QueryText = Annotated[str, Field(strict=True, max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)]
+Cursor = Annotated[str | None, Field(strict=True, min_length=1, max_length=MAX_CURSOR_CHARS,
+                                     description="next_cursor of the previous page, unchanged")]
+Millis = Annotated[int | None, Field(strict=True, ge=0, le=INT64[1], description="epoch milliseconds UTC")]
+
+
+class Input(BaseModel):
+    """Base of every input model: unknown fields are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def invalid_input(exc: ValidationError) -> InvalidInput:
+    """Pydantic's report as one ``InvalidInput`` listing every problem (no input values echoed)."""
+    errors = exc.errors(include_url=False, include_input=False)
+    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {str(e['msg']).removeprefix('Value error, ')}"
+                for e in errors]
+    return InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in errors if e["loc"]])
+
+
+def parse(model: type[M], data: object, limits: Limits = HARD_LIMITS) -> M:
+    """Build ``model`` from plain data (a dict from the CLI or a JSONL line); any problem is one
+    ``InvalidInput`` naming every field at fault."""
+    try:
+        return model.model_validate(data, context={"limits": limits})
+    except ValidationError as exc:
+        raise invalid_input(exc) from None
+
+
+def checked(value: M, limits: Limits) -> M:
+    """``value`` validated again under ``limits`` (the service's operator-configured bounds)."""
+    if limits == HARD_LIMITS:
+        return value
+    return parse(type(value), value.model_dump(), limits)

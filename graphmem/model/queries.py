@@ -1,0 +1,138 @@
+"""Inputs of the search calls (facts, documents, entities, triples, recall) and of the evidence-graph export."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from graphmem.model.documents import CURRENT, SearchFilters, View
+from graphmem.model.fields import Cursor, Id, Input, Namespaces, QueryText, within
+
+# ---- search -------------------------------------------------------------------------------------------
+
+Limit = Annotated[int, Field(strict=True), within(1, 100)]
+
+
+class FusionWeights(Input):
+    """Weights of the fact-search signals in reciprocal-rank fusion (``search/hybrid.py`` says how they
+    were tuned)."""
+
+    vector: float = Field(1.0, ge=0, le=10)
+    fulltext: float = Field(0.2, ge=0, le=10)
+    graph: float = Field(0.2, ge=0, le=10)
+
+
+class SearchRequest(SearchFilters):
+    """A fact or document search: the query, where (default: every namespace the caller can read), the
+    filters, the view, fusion and output settings."""
+
+    query: QueryText
+    namespaces: Namespaces = None
+    limit: Limit = 10
+    view: View = CURRENT
+    weights: FusionWeights = FusionWeights()
+    rrf_k: int = Field(5, ge=1, le=1000, description="reciprocal-rank constant")
+    min_score: float | None = Field(None, ge=0, le=1, description="cosine similarity on the 0..1 scale")
+    diversity: float = Field(0.0, ge=0, le=1, description="MMR: 0 = pure relevance")
+    recency_weight: float = Field(0.0, ge=0, le=1)
+    recency_half_life_days: float = Field(30.0, gt=0, le=36_500)
+    explain: bool = False
+
+
+class RecallRequest(SearchFilters):
+    """Budgeted recall: the facts that answer ``query``, as one cited context within both budgets."""
+
+    query: QueryText
+    namespaces: Namespaces = None
+    max_items: Annotated[int, Field(strict=True), within(1, 50)] = 8
+    max_tokens: Annotated[int, Field(strict=True), within(32, 16_000)] = 1500
+    view: View = CURRENT
+    min_score: float | None = Field(None, ge=0, le=1, description="cosine similarity on the 0..1 scale")
+
+
+class EntitySearchRequest(Input):
+    query: QueryText
+    namespaces: Namespaces = None
+    limit: Limit = 10
+    view: View = CURRENT
+    explain: bool = False
+    cursor: Cursor = None
+
+
+class TripleQuery(Input):
+    """Triples by subject, predicate (matched as a verb lemma), object or a free term; at least one."""
+
+    subject: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
+    predicate: Annotated[str | None, Field(strict=True, min_length=1, max_length=100)] = None
+    object: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
+    term: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
+    negated: bool | None = None
+    namespaces: Namespaces = None
+    limit: Limit = 10
+    view: View = CURRENT
+    cursor: Cursor = None
+
+    @model_validator(mode="after")
+    def _something_asked(self) -> TripleQuery:
+        if not any((self.subject, self.predicate, self.object, self.term)):
+            raise ValueError("give at least one of subject, predicate, object, term")
+        return self
+
+
+# ---- the evidence-graph export ------------------------------------------------------------------------
+
+MAX_SEED_IDS = 100
+
+
+class QuerySeed(Input):
+    """Start from the query's top fact hits (hybrid search in the namespace and view)."""
+
+    kind: Literal["query"]
+    query: QueryText
+
+
+class DocumentSeed(Input):
+    kind: Literal["document"]
+    id: Id
+
+
+class EntitySeed(Input):
+    kind: Literal["entity"]
+    id: Id
+
+
+class IdsSeed(Input):
+    """Ids of any kind (documents, facts, entities); the ones not visible are ignored."""
+
+    kind: Literal["ids"]
+    ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_SEED_IDS)]
+
+
+ExportSeed = Annotated[QuerySeed | DocumentSeed | EntitySeed | IdsSeed, Field(discriminator="kind")]
+
+
+class ExportCaps(Input):
+    """The bounds of one page. Every one is enforced inside the statements, not after them."""
+
+    depth: Annotated[int, Field(strict=True), within(1, 4)] = 2
+    max_nodes: Annotated[int, Field(strict=True), within(1, 5000)] = 2000
+    max_documents: Annotated[int, Field(strict=True), within(1, 1000)] = 1000
+    fanout: Annotated[int, Field(strict=True), within(1, 500)] = 50
+
+
+class ExportRequest(Input):
+    """One page of the evidence graph around ``seed``; the next page is the same request with the page's
+    ``next_cursor``."""
+
+    seed: ExportSeed
+    caps: ExportCaps = ExportCaps()
+    view: View = CURRENT
+    cursor: Cursor = None
+
+
+class ExportFormat(StrEnum):
+    json = "json"
+    graphml = "graphml"
+    cypher = "cypher"

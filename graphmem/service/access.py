@@ -1,0 +1,33 @@
+"""Namespace checks, applied before anything is looked up.
+
+* a namespace the caller cannot read is ``NotFound``: it is invisible, exactly like one that does not
+  exist (nothing is looked up to decide this);
+* writing to a namespace the caller may only read is ``Forbidden``;
+* searches run in the namespaces named (each must be readable) or in every readable one.
+"""
+
+from __future__ import annotations
+
+from graphmem.errors import Forbidden, NotFound
+from graphmem.model import CallerContext, check_namespace
+
+
+def readable(ctx: CallerContext, namespace: object) -> str:
+    name = check_namespace(namespace)
+    if not ctx.can_read(name):
+        raise NotFound(f"no namespace {name!r}", namespace=name)
+    return name
+
+
+def writable(ctx: CallerContext, namespace: object) -> str:
+    name = check_namespace(namespace)
+    if not ctx.can_write(name):
+        raise Forbidden(f"no write access to namespace {name!r}", namespace=name)
+    return name
+
+
+def searchable(ctx: CallerContext, namespaces: list[str] | None) -> list[str]:
+    """The namespaces a search runs in: the ones named (each readable), else every readable one."""
+    if namespaces is None:
+        return ctx.readable
+    return sorted({readable(ctx, n) for n in namespaces})

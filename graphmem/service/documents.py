@@ -1,0 +1,168 @@
+"""Reading memories and writing new versions of them.
+
+Reads: one version by id (from the caller's readable namespaces only), pages of a namespace's memories
+(newest first, keyset cursor or bounded offset), pages of a memory's versions. Lists in the current view
+are pinned to the first page's time, like exports, so a walk of the pages sees one state of the memory
+even while memories are added or updated.
+
+Writes: ``update`` is a new version (compare-and-swap with ``expected_version``, retry-safe with
+``request_id``); the old version and its facts keep their text and get ``is_latest=false`` and
+``superseded_at``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from graphmem import records
+from graphmem.cursors import digest, mismatch
+from graphmem.errors import Conflict, NotFound
+from graphmem.ingest.write import write_documents
+from graphmem.model import CallerContext, DocumentListOptions, HistoryOptions, UpdateInput, View, check_id, checked
+from graphmem.records import content_hash, document_record
+from graphmem.results import Document, DocumentInfo, DocumentPage, DocumentSummary, HistoryPage, NamespaceCounts
+from graphmem.service.access import readable
+from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain
+from graphmem.store.driver import Tx
+from graphmem.store.views import view_params
+
+PREVIEW_CHARS = 280
+
+
+class _ListCursor(BaseModel):
+    ns: str
+    view: str  # digest of the view as requested
+    as_of: int  # the pinned time of the walk
+    recorded_at: int
+    id: str
+
+
+class _HistoryCursor(BaseModel):
+    id: str
+    version: int
+
+
+class Documents:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def get(self, ctx: CallerContext, doc_id: str) -> Document:
+        """Any version by its id; the result says its version, whether it is latest, and the latest id."""
+        checked_id = check_id(doc_id)
+        return self.core.store.read(lambda tx: fetch_document(tx, checked_id, ctx.readable))
+
+    def list(self, ctx: CallerContext, namespace: str, options: DocumentListOptions) -> DocumentPage:
+        """Newest first (recorded time, then id), with the total of the view."""
+        ns = readable(ctx, namespace)
+        options = checked(options, self.core.limits)
+        view_digest = digest(options.view.model_dump())
+        after: _ListCursor | None = None
+        if options.cursor is not None:
+            after = self.core.cursors.open("documents", options.cursor, _ListCursor)
+            if after.ns != ns or after.view != view_digest:
+                raise mismatch()
+        as_of = after.as_of if after else options.view.as_of if options.view.as_of is not None else self.core.clock()
+        params = {"namespace": ns, **view_params(View(as_of=as_of, include_forgotten=options.view.include_forgotten,
+                                                      include_superseded=options.view.include_superseded))}
+
+        def read(tx: Tx) -> DocumentPage:
+            total_row = tx.single("documents_count", **params)
+            rows = tx.run("documents_page", skip=options.offset, limit=options.limit + 1, preview_chars=PREVIEW_CHARS,
+                          after_recorded_at=after.recorded_at if after else None,
+                          after_id=after.id if after else None, **params)
+            items = [DocumentSummary.model_validate({**r["document"], "preview": r["preview"],
+                                                     "parent_id": r["parent_id"]}) for r in rows[:options.limit]]
+            next_cursor = self.core.cursors.seal("documents", _ListCursor(
+                ns=ns, view=view_digest, as_of=as_of, recorded_at=items[-1].recorded_at,
+                id=items[-1].id)) if len(rows) > options.limit else None
+            return DocumentPage(items=items, total=int(total_row["total"]) if total_row else 0, limit=options.limit,
+                                next_cursor=next_cursor)
+
+        return self.core.store.read(read)
+
+    def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions) -> HistoryPage:
+        """The versions of the memory holding ``doc_id``, newest first."""
+        checked_id = check_id(doc_id)
+        options = checked(options, self.core.limits)
+        after: int | None = None
+        if options.cursor is not None:
+            state = self.core.cursors.open("history", options.cursor, _HistoryCursor)
+            if state.id != checked_id:
+                raise mismatch()
+            after = state.version
+
+        def read(tx: Tx) -> HistoryPage:
+            rows = tx.run("chain_history", id=checked_id, namespaces=ctx.readable, limit=options.limit + 1,
+                          after_version=after)
+            if not rows and after is None:
+                raise NotFound(f"no memory with id {checked_id!r}", id=checked_id)
+            items = [DocumentInfo.from_row(row) for row in rows[:options.limit]]
+            more = len(rows) > options.limit and items[-1].version is not None
+            return HistoryPage(items=items, next_cursor=self.core.cursors.seal(
+                "history", _HistoryCursor(id=checked_id, version=items[-1].version)) if more else None)
+
+        return self.core.store.read(read)
+
+    def counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
+        """Documents (every version), facts, entities and triples stored in a namespace."""
+        ns = readable(ctx, namespace)
+        row = self.core.store.read(lambda tx: tx.single("namespace_counts", namespace=ns))
+        return NamespaceCounts.model_validate(row)
+
+    def update(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Document:
+        """Write a new version of the memory whose latest version is ``doc_id``."""
+        checked_id = check_id(doc_id)
+        data = checked(update, self.core.limits)
+        prepared = self.core.pipeline.prepare([data.content])[0]
+        core = self.core
+
+        def write(tx: Tx) -> tuple[Document, str, list[str]]:
+            row = lock_chain(tx, ctx, checked_id)
+            ns = row["namespace"]
+            request_key = records.request_key(ns, data.request_id) if data.request_id else None
+            request_hash = records.request_hash({"op": "update", "id": checked_id, "content": data.content,
+                                                 "expected_version": data.expected_version})
+            if request_key:
+                existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
+                if existing is not None:
+                    check_same_request(existing["request_hash"], request_hash, data.request_id)
+                    return fetch_document(tx, existing["id"], [ns]), ns, []
+            _check_updatable(row, checked_id, data.expected_version)
+            digest_ = content_hash(ns, data.content)
+            if digest_ == row["latest_content_hash"]:  # the same text again: nothing to version
+                return fetch_document(tx, row["latest_id"], [ns]), ns, []
+            twin = tx.single("documents_by_current_hash", hash_keys=[digest_], namespace=ns)
+            if twin is not None:
+                raise Conflict(f"memory {twin['id']} already holds exactly this content",
+                               next_step="update or forget that memory instead", existing_id=twin["id"])
+            now = max(core.clock(), row["latest_recorded_at"] + 1)  # as-of never sees two versions
+            document = document_record(
+                now=now, namespace=ns, content=data.content, digest=digest_, chain_id=row["chain_id"],
+                version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
+                source=row["source"], metadata=row["metadata"], request_key=request_key,
+                request_hash=request_hash if request_key else None, fact_count=len(prepared.facts))
+            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)
+            entity_keys = write_documents(tx, ns, [(document, prepared)], now, core.write_options)
+            tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
+            return Document.model_validate({**document, "parent_id": row["latest_id"],
+                                            "latest_id": document["id"]}), ns, entity_keys
+
+        return core.write_labelled(write)
+
+
+def _check_updatable(row: dict[str, Any], doc_id: str, expected_version: int | None) -> None:
+    if row["is_redacted"]:
+        raise Conflict("this memory was redacted and cannot be updated", next_step="add a new memory instead")
+    if row["is_forgotten"]:
+        raise Conflict("this memory is forgotten", next_step="restore it, then update it")
+    if not row["is_latest"]:
+        raise Conflict(f"{doc_id} is version {row['version']}, not the latest",
+                       next_step=f"update the latest version {row['latest_id']}",
+                       latest_id=row["latest_id"], latest_version=row["latest_version"])
+    if expected_version is not None and expected_version != row["latest_version"]:
+        raise Conflict(
+            f"expected version {expected_version}, but the latest is {row['latest_version']}",
+            next_step="get the latest version, merge your change, and send it with that version",
+            latest_id=row["latest_id"], latest_version=row["latest_version"])

@@ -1,0 +1,172 @@
+"""``MemoryService``: the one object every front end calls, composed of small parts, each named for what
+it does (``adding``, ``documents``, ``forgetting``, ``search``, ``exporting``; ``access`` holds the namespace
+checks and ``shared`` what they share). Every public call takes the caller's context and typed inputs
+(``graphmem/model.py``) and returns typed results (``graphmem/results.py``); each logical operation is one
+transaction of named statements (all of it commits, or nothing does).
+
+Isolation rules, applied in every call:
+
+* a namespace the caller cannot read is ``NotFound`` (it is invisible); writing to a namespace the caller
+  cannot write is ``Forbidden``; nothing is looked up to decide either;
+* an id is looked up only inside the caller's readable namespaces, so an id of another namespace is
+  ``NotFound`` exactly like an id that does not exist; nothing is looked up across namespaces;
+* a write through an id the caller can read but not write is ``Forbidden``.
+
+Write safety: ``request_id`` makes add, update and forget retry-safe (same request → first result;
+different request under the same id → ``Conflict``); ``expected_version`` is a compare-and-swap on the
+chain's latest version. Every change to a memory first locks its chain's latest version.
+
+Inputs are validated again under the operator's limits (``model.checked``), whoever built them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from graphmem.config import Settings
+from graphmem.cursors import Cursors
+from graphmem.ingest.pipeline import Pipeline
+from graphmem.model import (
+    CallerContext,
+    DocumentInput,
+    DocumentListOptions,
+    EntitySearchRequest,
+    ExportFormat,
+    ExportRequest,
+    ForgetRequest,
+    HistoryOptions,
+    IngestItem,
+    RecallRequest,
+    SearchRequest,
+    TripleQuery,
+    UpdateInput,
+)
+from graphmem.records import now_ms
+from graphmem.results import (
+    Document,
+    DocumentHit,
+    DocumentPage,
+    EntityPage,
+    ExportResult,
+    FactHit,
+    ForgetResult,
+    HistoryPage,
+    IngestOutcome,
+    JobInfo,
+    NamespaceCounts,
+    RecallResult,
+    RenderedExport,
+    TriplePage,
+)
+from graphmem.service.adding import Adding, AfterWrite
+from graphmem.service.documents import Documents
+from graphmem.service.exporting import Exporting
+from graphmem.service.forgetting import Forgetting
+from graphmem.service.search import Search
+from graphmem.service.shared import Core
+from graphmem.store.driver import GraphStore
+
+
+class MemoryService:
+    """The public calls, grouped as the parts that implement them (see the module docstring)."""
+
+    def __init__(self, store: GraphStore, settings: Settings, pipeline: Pipeline, cursors: Cursors,
+                 clock: Callable[[], int] = now_ms) -> None:
+        self.core = Core(store, settings, pipeline, clock, cursors)
+        self._documents = Documents(self.core)
+        self._adding = Adding(self.core, self._documents)
+        self._forgetting = Forgetting(self.core)
+        self._search = Search(self.core)
+        self._exporting = Exporting(self.core, self._search)
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.core.pipeline
+
+    # ---- adding -------------------------------------------------------------------------------------------
+
+    def add_document(self, ctx: CallerContext, namespace: str, item: DocumentInput) -> Document:
+        """Store a new memory (version 1) and its sentence facts, in one transaction."""
+        return self._adding.add(ctx, namespace, [item])[0][0]
+
+    def add_documents(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> list[Document]:
+        """Store up to ``limits.batch_max`` memories in one transaction; a batch whose request_id conflicts
+        writes nothing."""
+        return [document for document, _ in self._adding.add(ctx, namespace, items)]
+
+    def submit_documents(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> JobInfo:
+        """Queue memories for ingestion; the job is returned at once and applied exactly once by a worker."""
+        return self._adding.submit(ctx, namespace, items)
+
+    def job_status(self, ctx: CallerContext, job_id: str) -> JobInfo:
+        return self._adding.job_status(ctx, job_id)
+
+    def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem]) -> list[IngestOutcome]:
+        """Files and JSONL lines: each item succeeds or fails on its own (``service/adding.py``)."""
+        return self._adding.ingest(ctx, namespace, items)
+
+    def apply_job(self, ctx: CallerContext, namespace: str, items: list[DocumentInput],
+                  after_write: AfterWrite) -> None:
+        """For the job worker, not for front ends: add ``items`` and run ``after_write`` (the job's done
+        mark) in the same transaction."""
+        self._adding.add(ctx, namespace, items, after_write)
+
+    # ---- documents ----------------------------------------------------------------------------------------
+
+    def get_document(self, ctx: CallerContext, doc_id: str) -> Document:
+        return self._documents.get(ctx, doc_id)
+
+    def list_documents(self, ctx: CallerContext, namespace: str,
+                       options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:
+        return self._documents.list(ctx, namespace, options)
+
+    def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions = HistoryOptions()) -> HistoryPage:
+        return self._documents.history(ctx, doc_id, options)
+
+    def update_document(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Document:
+        return self._documents.update(ctx, doc_id, update)
+
+    def namespace_counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
+        return self._documents.counts(ctx, namespace)
+
+    # ---- forgetting ---------------------------------------------------------------------------------------
+
+    def forget(self, ctx: CallerContext, doc_id: str, request: ForgetRequest = ForgetRequest()) -> ForgetResult:
+        return self._forgetting.forget(ctx, doc_id, request)
+
+    def restore(self, ctx: CallerContext, doc_id: str) -> Document:
+        return self._forgetting.restore(ctx, doc_id)
+
+    # ---- search -------------------------------------------------------------------------------------------
+
+    def search(self, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
+        return self._search.facts(ctx, request)
+
+    def search_documents(self, ctx: CallerContext, request: SearchRequest) -> list[DocumentHit]:
+        return self._search.documents(ctx, request)
+
+    def search_entities(self, ctx: CallerContext, request: EntitySearchRequest) -> EntityPage:
+        return self._search.entities(ctx, request)
+
+    def search_triples(self, ctx: CallerContext, query: TripleQuery) -> TriplePage:
+        return self._search.triples(ctx, query)
+
+    def recall(self, ctx: CallerContext, request: RecallRequest) -> RecallResult:
+        return self._search.recall(ctx, request)
+
+    # ---- export -------------------------------------------------------------------------------------------
+
+    def export(self, ctx: CallerContext, namespace: str, request: ExportRequest) -> ExportResult:
+        return self._exporting.export(ctx, namespace, request)
+
+    def render_export(self, result: ExportResult, format: ExportFormat, namespace: str,
+                      target_namespace: str | None = None) -> RenderedExport:
+        return self._exporting.render(result, format, namespace, target_namespace)
+
+    # ---- operations ---------------------------------------------------------------------------------------
+
+    def ping(self) -> None:
+        self.core.store.read(lambda tx: tx.single("ping"))
+
+    def warm_up(self) -> None:
+        self._search.warm_up()

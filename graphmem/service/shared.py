@@ -1,0 +1,79 @@
+"""What every part of the service shares: the store, settings, pipeline, clock and cursors (``Core``), and
+the helpers every write path uses: reading a version, locking a chain, judging a retried request."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from graphmem.config import Limits, Settings
+from graphmem.cursors import Cursors
+from graphmem.errors import Conflict, NotFound
+from graphmem.ingest.pipeline import Pipeline
+from graphmem.ingest.write import WriteOptions, sync_type_labels
+from graphmem.model import CallerContext
+from graphmem.results import Document
+from graphmem.service.access import writable
+from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Core:
+    store: GraphStore
+    settings: Settings
+    pipeline: Pipeline
+    clock: Callable[[], int]
+    cursors: Cursors
+
+    @property
+    def limits(self) -> Limits:
+        return self.settings.limits
+
+    @property
+    def write_options(self) -> WriteOptions:
+        return WriteOptions(user_name=self.settings.user_entity_name,
+                            similar_cosine=self.settings.similar_entity_cosine, dialect=self.store.dialect)
+
+    def write_labelled(self, fn: Callable[[Tx], tuple[T, str, list[str]]]) -> T:
+        """Run a write that returns (result, namespace, entity keys written), then give those entities their
+        type labels in transactions of their own (``ingest.write.sync_type_labels`` says why)."""
+        result, namespace, keys = self.store.write(fn)
+        sync_type_labels(self.store, namespace, keys)
+        return result
+
+
+def fetch_document(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
+    row = tx.single("document_get", id=doc_id, namespaces=namespaces)
+    if row is None:
+        raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
+    return Document.model_validate({**row["document"], "content": row["content"],
+                                    "parent_id": row["parent_id"], "latest_id": row["latest_id"]})
+
+
+def reused_request(request_id: str | None) -> Conflict:
+    return Conflict(f"request_id {request_id!r} was already used for a different request",
+                    next_step="use a new request_id for a new request")
+
+
+def check_same_request(stored_hash: str | None, request_hash: str | None, request_id: str | None) -> None:
+    """A retried request must be the same request: else it is a conflict (the first result stands)."""
+    if stored_hash is None:
+        raise Conflict(f"request_id {request_id!r} created a memory that has since been redacted",
+                       next_step="send the request again with a new request_id")
+    if stored_hash != request_hash:
+        raise reused_request(request_id)
+
+
+def lock_chain(tx: Tx, ctx: CallerContext, doc_id: str) -> dict[str, Any]:
+    """Lock the latest version of the chain holding ``doc_id``; checks existence and write access."""
+    row = tx.single("chain_lock", id=doc_id, namespaces=ctx.readable, token=uuid.uuid4().hex)
+    if row is None:
+        raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
+    if not row["latest_still_latest"]:
+        raise RetryTransaction  # a concurrent update won the race for the lock; look again
+    writable(ctx, row["namespace"])
+    return row

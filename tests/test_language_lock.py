@@ -1,0 +1,78 @@
+"""spaCy is used by ingestion and by triple search (predicate lemmas); every use takes the language lock, and
+a search waits for at most one chunk of an ingest, not for the whole batch."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+
+import pytest
+
+from graphmem.model import CallerContext, DocumentInput, TripleQuery
+from graphmem.nlp import language
+from graphmem.service import MemoryService
+
+WAIT_BOUND_S = 3.0  # a triple search during an ingest; one chunk of parsing takes well under a second
+
+
+class CountingLock:
+    """The real lock, counting who takes it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.taken: list[str] = []
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self.taken.append(threading.current_thread().name)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._lock.release()
+
+
+def test_triple_search_takes_the_language_lock(service: MemoryService, ctx: CallerContext, ns: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    service.add_document(ctx, ns, DocumentInput(content="Nadia moved to Lisbon."))
+    counting = CountingLock()
+    monkeypatch.setattr(language, "_LOCK", counting)
+    found = service.search_triples(ctx, TripleQuery(predicate="moved to")).items
+    assert [t.statement for t in found] == ["Nadia move to Lisbon"]
+    assert counting.taken == [threading.current_thread().name]
+
+
+def test_triple_searches_during_an_ingest_are_correct_and_wait_little(service: MemoryService, ctx: CallerContext,
+                                                                      ns: str) -> None:
+    service.add_document(ctx, ns, DocumentInput(content="Marcus likes Kafka. Priya moved to Porto."))
+    expected = {predicate: [t.statement for t in service.search_triples(ctx, TripleQuery(predicate=predicate)).items]
+                for predicate in ("likes", "moved to")}
+    sentences = " ".join(f"Engineer{i} Okafor reviewed the report number {i} with Dara." for i in range(600))
+    done = threading.Event()
+
+    def ingest() -> None:
+        try:
+            service.add_document(ctx, ns, DocumentInput(content=sentences))
+        finally:
+            done.set()
+
+    def search(predicate: str) -> tuple[list[str], float]:
+        started = time.perf_counter()
+        found = service.search_triples(ctx, TripleQuery(predicate=predicate, object="Kafka" if predicate == "likes"
+                                                        else "Porto"))
+        return [t.statement for t in found.items], time.perf_counter() - started
+
+    writer = threading.Thread(target=ingest, name="ingest")
+    writer.start()
+    results: list[tuple[str, list[str], float]] = []
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        while not done.is_set() or not results:
+            predicates = ["likes", "moved to", "likes"]
+            for predicate, (statements, seconds) in zip(predicates, pool.map(search, predicates), strict=True):
+                results.append((predicate, statements, seconds))
+    writer.join(timeout=300)
+    assert not writer.is_alive()
+    for predicate, statements, seconds in results:
+        assert statements == expected[predicate]
+        assert seconds < WAIT_BOUND_S, f"a triple search waited {seconds:.2f} s during an ingest"
+    assert len(results) >= 3

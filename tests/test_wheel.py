@@ -1,0 +1,61 @@
+"""graphmem installs as a wheel: the statements (and, later, the static assets) ship inside it.
+
+The wheel is built from this checkout and installed without its dependencies into a fresh venv that sees
+the test venv's packages through a path entry (so nothing large is downloaded again, and the test venv's
+editable graphmem stays invisible: a path entry does not run that site's .pth finders). Commands then run
+from a directory outside the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import site
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from graphmem.store.queries import statements
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the built wheel, the venv it is installed in)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp / "dist"), str(ROOT)], check=True, capture_output=True, text=True, timeout=300)
+    (wheel,) = (tmp / "dist").glob("graphmem-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    purelib = Path(subprocess.run([str(venv / "bin" / "python"), "-c",
+                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True).stdout.strip())
+    test_sites = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    (purelib / "test-venv-packages.pth").write_text("\n".join(dict.fromkeys(test_sites)) + "\n")
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, text=True, timeout=300)
+    return wheel, venv
+
+
+def test_wheel_ships_the_statements(wheel_venv: tuple[Path, Path]) -> None:
+    wheel, _ = wheel_venv
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {Path(name).name for name in names if name.startswith("graphmem/cypher/")}
+    in_repo = {path.name for path in (ROOT / "cypher").iterdir() if path.suffix in (".cypher", ".sql")}
+    assert in_repo and in_repo <= shipped
+
+
+def test_installed_wheel_runs_outside_the_repository(wheel_venv: tuple[Path, Path], tmp_path: Path) -> None:
+    _, venv = wheel_venv
+    located = subprocess.run([str(venv / "bin" / "python"), "-c", "import graphmem; print(graphmem.__file__)"],
+                             cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert not Path(located.stdout.strip()).is_relative_to(ROOT), "the venv imported the checkout, not the wheel"
+    printed = subprocess.run([str(venv / "bin" / "graphmem"), "cypher-statements"], cwd=tmp_path, check=True,
+                             capture_output=True, text=True, timeout=120)
+    names = {entry["name"] for entry in json.loads(printed.stdout)}
+    assert names == set(statements())
