@@ -134,7 +134,7 @@ def main() -> None:
                 row = {"doc": t.doc, "fact": t.fact, "subject": t.subject, "predicate": t.predicate,
                        "object": t.object, "negated": t.negated, "label": None, "why": None, "round": None}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        print(f"wrote {len(seen)} unlabelled triples to {args.unlabelled}")
+        print(f"wrote {len(seen)} distinct unlabelled triples to {args.unlabelled}")
 
 
 def print_breakdown(documents: list[dict[str, Any]], produced: list[Produced], labels: dict[Key, str]) -> None:
