@@ -34,6 +34,12 @@ _INDEX_TARGET: dict[SearchIndex, tuple[str, str]] = {
 }
 
 MIN_NEO4J = (5, 26)
+# The bundled engine refuses a Bolt message over 16 MiB after chunk reassembly (and then misreads the rest
+# of the stream as new messages). Neo4j sets no size limit on a message (its drivers' team: "there exists no
+# limit on number or size of parameters"; transaction memory is what bounds it). Writes are cut into parts of
+# a quarter of the smaller cap on both servers, so a statement's memory stays small on either.
+ARCADEDB_MESSAGE_CAP_BYTES = 16 * 1024 * 1024
+WRITE_BUDGET_BYTES = ARCADEDB_MESSAGE_CAP_BYTES // 4
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class Dialect:
     @property
     def is_neo4j(self) -> bool:
         return self.name == "neo4j"
+
+    @property
+    def write_budget_bytes(self) -> int:
+        """The most one write statement sends (``Tx.run_chunked`` cuts larger writes into parts)."""
+        return WRITE_BUDGET_BYTES
 
     def prepare(self, text: str) -> str:
         """Neo4j 2026.02+ defaults to Cypher 25; the statements are Cypher 5. ArcadeDB rejects the prefix."""

@@ -32,7 +32,7 @@ from neo4j.exceptions import (
 )
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
-from graphmem.errors import Conflict, GraphmemError, Unavailable
+from graphmem.errors import Conflict, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
 from graphmem.store.queries import Statement, statements
 
@@ -65,6 +65,46 @@ class Tx:
         rows = self.run(name, **params)
         return rows[0] if rows else None
 
+    def run_chunked(self, name: str, /, key: str, rows: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+        """Run an UNWIND statement over ``rows`` (the parameter ``key``) in parts whose encoded size stays
+        under the dialect's write budget, all inside this transaction: one logical write may be far larger
+        than one Bolt message may be (the bundled engine refuses a message over 16 MiB)."""
+        results: list[dict[str, Any]] = []
+        for part in chunks(rows, self._dialect.write_budget_bytes):
+            results.extend(self.run(name, **{key: part}, **params))
+        return results
+
+
+def encoded_size(value: Any) -> int:
+    """An upper estimate of ``value``'s PackStream size in bytes (markers and length headers included)."""
+    if isinstance(value, str):
+        return 5 + len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, dict):
+        return 5 + sum(encoded_size(k) + encoded_size(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        if value and isinstance(value[0], float):  # an embedding: 9 bytes a float
+            return 5 + 9 * len(value)
+        return 5 + sum(encoded_size(item) for item in value)
+    return 9  # None, booleans, integers, floats: at most 9 bytes
+
+
+def chunks(rows: list[dict[str, Any]], budget: int) -> list[list[dict[str, Any]]]:
+    """``rows`` in order, cut into parts of at most ``budget`` estimated bytes (a row larger than the budget
+    on its own is a part of its own); no part is empty."""
+    parts: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    size = 0
+    for row in rows:
+        row_size = encoded_size(row)
+        if current and size + row_size > budget:
+            parts.append(current)
+            current, size = [], 0
+        current.append(row)
+        size += row_size
+    if current:
+        parts.append(current)
+    return parts
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -94,6 +134,29 @@ def _stop(max_attempts: int) -> Callable[[RetryCallState], bool]:
         return state.attempt_number >= max_attempts
 
     return stop
+
+
+# Server errors a caller's values cause (a value of a type or size the server refuses): invalid input, with
+# the kind of problem as the reason. Everything else is graphmem's fault and is logged with a reference.
+_CALLER_ERRORS = {
+    "Neo.ClientError.Statement.TypeError": "a value has a type the graph database does not store",
+    "Neo.ClientError.Statement.ArgumentError": "a value is outside what the graph database accepts",
+    "Neo.ClientError.Request.Invalid": "the request is larger or more deeply nested than the graph database accepts",
+    "Neo.ClientError.Request.InvalidFormat": "a value could not be encoded for the graph database",
+}
+
+
+def _refused_value(exc: Neo4jError) -> InvalidInput | None:
+    reason = _CALLER_ERRORS.get(exc.code or "")
+    return InvalidInput(f"the graph database refused this request: {reason}", reason=exc.code) if reason else None
+
+
+def _rejected(exc: BaseException) -> GraphmemError:
+    """An internal failure: the operator's log line and the caller's error carry the same reference."""
+    ref = uuid.uuid4().hex[:12]
+    # The server's words go to the operator's log only; the caller gets no query and no internals.
+    log.error("transaction failed (ref %s): %s: %s", ref, type(exc).__name__, exc)
+    return GraphmemError("the graph database rejected the operation", ref=ref)
 
 
 def _unavailable(exc: BaseException) -> Unavailable:
@@ -160,10 +223,13 @@ class GraphStore:
         except (RetryTransaction, ConstraintError, TransientError):
             raise Conflict("too many concurrent changes to the same records",
                            next_step="retry the request (with the same request_id, if it had one)") from None
-        except (Neo4jError, DriverError) as exc:
-            # Log the server's words for the operator; the caller gets no query and no internals.
-            log.error("transaction failed: %s", exc)
-            raise GraphmemError("the graph database rejected the operation", ref=uuid.uuid4().hex[:12]) from exc
+        except Neo4jError as exc:
+            refused = _refused_value(exc)
+            if refused is not None:
+                raise refused from None
+            raise _rejected(exc) from exc
+        except DriverError as exc:
+            raise _rejected(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
 
     def _once(self, fn: Callable[[Tx], T], mode: str) -> T:
