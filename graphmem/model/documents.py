@@ -14,6 +14,7 @@ from graphmem.model.fields import (
     MAX_OFFSET,
     Content,
     Cursor,
+    Flag,
     Id,
     Input,
     Metadata,
@@ -55,7 +56,7 @@ class SearchFilters(Input):
     until: Millis = None
     entity_id: Id | None = None
     document_id: Id | None = None
-    source: Annotated[str | None, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] = None
+    source: Annotated[str, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] | None = None
 
     @model_validator(mode="after")
     def _window(self) -> SearchFilters:
@@ -89,7 +90,7 @@ class IngestItem(Input):
     changed file becomes a new version of the current memory with that source."""
 
     document: DocumentInput
-    versioned: bool = False
+    versioned: Flag = False
 
 
 class UpdateInput(Input):

@@ -112,6 +112,19 @@ def _not_blank(value: str) -> str:
     return value
 
 
+UNENCODABLE = "must be valid Unicode text (a lone surrogate such as \\ud800 cannot be stored)"
+
+
+def _encodable(value: str) -> None:
+    """Text must be storable: UTF-8 cannot encode a lone surrogate (``\\ud800``, which JSON can carry).
+    (Strict string fields refuse one themselves; metadata keys and values are checked here.)"""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(UNENCODABLE) from None
+
+
+
 def _metadata(value: object, info: ValidationInfo) -> object:
     """A flat map of string keys to scalars, at most ``metadata_bytes`` as JSON (stored as a JSON string)."""
     if value is None:
@@ -121,7 +134,10 @@ def _metadata(value: object, info: ValidationInfo) -> object:
     for key, item in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= METADATA_KEY_CHARS:
             raise ValueError(f"keys must be strings of 1-{METADATA_KEY_CHARS} characters")
+        _encodable(key)
         _metadata_value(key, item)
+        if isinstance(item, str):
+            _encodable(item)
     size = len(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
     limit = _limits(info).metadata_bytes
     if size > limit:
@@ -136,13 +152,17 @@ Namespaces = Annotated[list[Namespace] | None, Field(min_length=1, max_length=MA
 Id = Annotated[str, Field(strict=True, pattern=ID_PATTERN.pattern)]
 RequestId = Annotated[str | None, Field(strict=True, pattern=REQUEST_ID_PATTERN.pattern,
                                         description="8-100 of A-Z a-z 0-9 . _ -; makes the call retry-safe")]
-Content = Annotated[str, Field(strict=True, max_length=HARD_LIMITS.content_chars), AfterValidator(_not_blank),
-                    limited("content_chars", "chars")]
-Title = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.title_chars), limited("title_chars", "chars")]
+Content = Annotated[str, Field(strict=True, max_length=HARD_LIMITS.content_chars),
+                    AfterValidator(_not_blank), limited("content_chars", "chars")]
+Title = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.title_chars),
+                  limited("title_chars", "chars")]
 Source = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.source_chars),
                    limited("source_chars", "chars")]
 Metadata = Annotated[dict[str, str | int | float | bool] | None, BeforeValidator(_metadata)]
 QueryText = Annotated[str, Field(strict=True, max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)]
+Phrase = Annotated[str, Field(strict=True, min_length=1, max_length=200)] | None  # triple parts
+Flag = Annotated[bool, Field(strict=True)]
+Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Cursor = Annotated[str | None, Field(strict=True, min_length=1, max_length=MAX_CURSOR_CHARS,
                                      description="next_cursor of the previous page, unchanged")]
 Millis = Annotated[int | None, Field(strict=True, ge=0, le=INT64[1], description="epoch milliseconds UTC")]
@@ -157,7 +177,8 @@ class Input(BaseModel):
 def invalid_input(exc: ValidationError) -> InvalidInput:
     """Pydantic's report as one ``InvalidInput`` listing every problem (no input values echoed)."""
     errors = exc.errors(include_url=False, include_input=False)
-    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {str(e['msg']).removeprefix('Value error, ')}"
+    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
+                f"{UNENCODABLE if e['type'] == 'string_unicode' else str(e['msg']).removeprefix('Value error, ')}"
                 for e in errors]
     return InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in errors if e["loc"]])
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from graphmem.model.documents import CURRENT, SearchFilters, View
-from graphmem.model.fields import Cursor, Id, Input, Namespaces, QueryText, within
+from graphmem.model.fields import Cursor, Flag, Fraction, Id, Input, Namespaces, Phrase, QueryText, within
 
 # ---- search -------------------------------------------------------------------------------------------
 
@@ -19,9 +19,9 @@ class FusionWeights(Input):
     """Weights of the fact-search signals in reciprocal-rank fusion (``search/hybrid.py`` says how they
     were tuned)."""
 
-    vector: float = Field(1.0, ge=0, le=10)
-    fulltext: float = Field(0.2, ge=0, le=10)
-    graph: float = Field(0.2, ge=0, le=10)
+    vector: float = Field(1.0, strict=True, ge=0, le=10)
+    fulltext: float = Field(0.2, strict=True, ge=0, le=10)
+    graph: float = Field(0.2, strict=True, ge=0, le=10)
 
 
 class SearchRequest(SearchFilters):
@@ -33,12 +33,12 @@ class SearchRequest(SearchFilters):
     limit: Limit = 10
     view: View = CURRENT
     weights: FusionWeights = FusionWeights()
-    rrf_k: int = Field(5, ge=1, le=1000, description="reciprocal-rank constant")
-    min_score: float | None = Field(None, ge=0, le=1, description="cosine similarity on the 0..1 scale")
-    diversity: float = Field(0.0, ge=0, le=1, description="MMR: 0 = pure relevance")
-    recency_weight: float = Field(0.0, ge=0, le=1)
-    recency_half_life_days: float = Field(30.0, gt=0, le=36_500)
-    explain: bool = False
+    rrf_k: Annotated[int, Field(strict=True, description="reciprocal-rank constant"), within(1, 1000)] = 5
+    min_score: Annotated[Fraction | None, Field(description="cosine similarity on the 0..1 scale")] = None
+    diversity: Annotated[Fraction, Field(description="MMR: 0 = pure relevance")] = 0.0
+    recency_weight: Fraction = 0.0
+    recency_half_life_days: float = Field(30.0, strict=True, gt=0, le=36_500)
+    explain: Flag = False
 
 
 class RecallRequest(SearchFilters):
@@ -49,7 +49,7 @@ class RecallRequest(SearchFilters):
     max_items: Annotated[int, Field(strict=True), within(1, 50)] = 8
     max_tokens: Annotated[int, Field(strict=True), within(32, 16_000)] = 1500
     view: View = CURRENT
-    min_score: float | None = Field(None, ge=0, le=1, description="cosine similarity on the 0..1 scale")
+    min_score: Annotated[Fraction | None, Field(description="cosine similarity on the 0..1 scale")] = None
 
 
 class EntitySearchRequest(Input):
@@ -57,18 +57,18 @@ class EntitySearchRequest(Input):
     namespaces: Namespaces = None
     limit: Limit = 10
     view: View = CURRENT
-    explain: bool = False
+    explain: Flag = False
     cursor: Cursor = None
 
 
 class TripleQuery(Input):
     """Triples by subject, predicate (matched as a verb lemma), object or a free term; at least one."""
 
-    subject: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
-    predicate: Annotated[str | None, Field(strict=True, min_length=1, max_length=100)] = None
-    object: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
-    term: Annotated[str | None, Field(strict=True, min_length=1, max_length=200)] = None
-    negated: bool | None = None
+    subject: Phrase = None
+    predicate: Annotated[str, Field(strict=True, min_length=1, max_length=100)] | None = None
+    object: Phrase = None
+    term: Phrase = None
+    negated: Annotated[bool | None, Field(strict=True)] = None
     namespaces: Namespaces = None
     limit: Limit = 10
     view: View = CURRENT
