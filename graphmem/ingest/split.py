@@ -1,32 +1,316 @@
-"""Split a document into sentence-level facts with exact spans.
+"""Split a memory into facts with exact spans, reading it as Markdown (CommonMark, with tables and HTML).
 
-Spans are Python code-point offsets into the stored content, end exclusive, so
-``content[start:end] == text`` always holds. The rule is deliberately simple: end punctuation followed by
-white space, or a line break.
+Every memory is read as Markdown: plain prose is Markdown too, and notes, documents and chat turns often
+use it. The block structure comes from markdown-it-py; what becomes a fact:
+
+* **prose** (``sentence``): paragraphs, with hard-wrapped lines joined (a line break inside a paragraph is
+  white space), cut into sentences at end punctuation (not after common abbreviations or initials);
+* **list items** (``item``): each item's text, cut into sentences like prose;
+* **fields** (``field``): two or more consecutive ``Key: value`` lines (a metadata block), one fact a line;
+  entities are read from them, triples are not;
+* **code** (fenced or indented), **tables**, **HTML blocks** and **front matter** (``code``, ``table``,
+  ``html``, ``meta``): kept as facts of their kind, so they stay searchable by text and meaning, but
+  nothing is extracted from them (cut at line breaks into pieces of at most ``BLOCK_CHARS``).
+
+Headings are not facts: they are the ``section`` of the facts under them ("Install > From source").
+
+A chat turn's header ("Kofi (8:15 pm on 2 March 2025): ..." at the start of a line, or a role such as
+"User:" or "Assistant:") names the ``speaker`` of the facts that follow it; the header stays in the fact's
+text and embedding (who and when) but not in what spaCy reads.
+
+Spans are Python code-point offsets into the stored content, end exclusive, so ``content[start:end] ==
+text`` always holds: a fact's ``text`` keeps its markup. Alongside it each span carries ``clean``, the same
+characters with markup masked by spaces (container markers, emphasis, inline code, link targets, images,
+inline HTML, bare URLs), so it has the same length and every offset into it is an offset into the content:
+extraction reads ``clean`` and its entities keep exact spans; embeddings read ``plain`` (``clean`` with
+white space folded).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from functools import cache
 
-# A sentence is a maximal run that does not cross a line break and ends after . ! ? (plus closing
-# quotes/brackets) when white space follows.
-_SENTENCE = re.compile(r"[^\s](?:[^\n]*?(?:[.!?\u2026]+[\"')\]\u00bb\u201d\u2019]*(?=\s)|(?=\n)|$))", re.S)
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+
+class FactKind(StrEnum):
+    sentence = "sentence"
+    item = "item"
+    field = "field"
+    code = "code"
+    table = "table"
+    html = "html"
+    meta = "meta"
+
+
+EXTRACTED = frozenset({FactKind.sentence, FactKind.item, FactKind.field})  # entities are read from these
+WITH_TRIPLES = frozenset({FactKind.sentence, FactKind.item})  # and triples from these
+BLOCK_CHARS = 1500  # a code block, table, HTML block or front matter is cut into pieces of at most this
 
 
 @dataclass(frozen=True)
 class Span:
     start: int
     end: int
-    text: str
+    text: str  # content[start:end], markup included
+    clean: str  # the same length, markup masked by spaces
+    kind: FactKind = FactKind.sentence
+    section: str | None = None
+    speaker: str | None = None  # the name in the turn header this fact follows ("Kofi (8:15 pm ...): ...")
+    header_end: int | None = None  # where that header ends, when this fact holds it
+
+    def folded(self) -> tuple[str, list[int]]:
+        """The clean text with each run of white space folded to one space, and the content offset of each of
+        its characters (one more entry for its end): what spaCy reads (long runs of masked markup upset
+        its parser) and how its offsets map back."""
+        text: list[str] = []
+        positions: list[int] = []
+        space = False
+        for index, char in enumerate(self.clean):
+            if self.header_end is not None and self.start + index < self.header_end:
+                continue  # the turn header is who and when, not part of the sentence
+            if char.isspace():
+                if not space and text:
+                    text.append(" ")
+                    positions.append(self.start + index)
+                space = True
+                continue
+            space = False
+            text.append(char)
+            positions.append(self.start + index)
+        positions.append(self.end)
+        return "".join(text), positions
+
+    @property
+    def plain(self) -> str:
+        """What embeddings read: the clean text with white space folded (markup-only blocks: the text)."""
+        return " ".join((self.clean if self.kind in EXTRACTED else self.text).split())
 
 
-def split_sentences(content: str) -> list[Span]:
-    """Sentences of ``content`` in order, stripped of surrounding white space, none empty."""
-    spans = []
-    for match in _SENTENCE.finditer(content):
-        text = match.group(0).rstrip()
-        if text:
-            spans.append(Span(match.start(), match.start() + len(text), text))
+@cache
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+_TIMED_HEADER = re.compile(r"^([A-Z][\w'\u2019.-]{0,40}(?: [A-Z][\w'\u2019.-]{0,40}){0,3}) \([^()\n]{1,80}\):[ \t]",
+                           re.M)
+_ROLE_HEADER = re.compile(r"^(User|Assistant|Human|AI|System)[ \t]*:[ \t]", re.M)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FRONT_MATTER = re.compile(r"\A(---|\+\+\+)[ \t]*(?:\r\n|\r|\n)")
+_FIELD = re.compile(r"^\s*[A-Za-z][\w .'/-]{0,40}?\s*:\s+\S")
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "inc", "ltd", "jr",
+                            "sr", "no", "fig", "approx", "cf", "al", "co", "corp", "dept", "est", "vol"})
+_LAST_WORD = re.compile(r"([\w.]+)$")
+_NEXT_CHAR = re.compile(r"\s*(\S)")
+_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"')\]\u00bb\u201d\u2019]*(?=\s)")
+# inline markup, masked to spaces (a link keeps its text, an image is masked whole)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"(\[)([^\]]*)(\]\([^)]*\)|\]\[[^\]]*\])")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>|<[\w.+-]+@[\w-]+\.[\w.-]+>")
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+")
+_CODE = re.compile(r"(`+)(?:.|\n)*?\1")
+_HTML = re.compile(r"</?[A-Za-z][^>\n]*>|<!--(?:.|\n)*?-->")
+_EMPHASIS = re.compile(r"(\*\*|__|~~|\*|_)(?=\S)(.+?)(?<=\S)\1", re.S)
+_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+_CONTAINER = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])?[ \t]*")
+_HARD_BREAK = re.compile(r"\\(?=\n)| {2,}(?=\n)")
+
+
+def _blank(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def mask_inline(text: str) -> str:
+    """``text`` with inline markup replaced by spaces (same length, line breaks kept)."""
+    text = _CODE.sub(_blank, text)
+    text = _IMAGE.sub(_blank, text)
+    text = _AUTOLINK.sub(_blank, text)
+    text = _LINK.sub(lambda m: " " + m.group(2) + re.sub(r"[^\n]", " ", m.group(3)), text)
+    text = _URL.sub(_blank, text)
+    text = _HTML.sub(_blank, text)
+    text = _FOOTNOTE.sub(_blank, text)
+    text = _HARD_BREAK.sub(_blank, text)
+    previous = None
+    while previous != text:  # nested emphasis: **a _b_ c**
+        previous = text
+        text = _EMPHASIS.sub(lambda m: " " * len(m.group(1)) + m.group(2) + " " * len(m.group(1)), text)
+    return text.replace("\\", " ")
+
+
+class _Lines:
+    """Line boundaries of the content, in the line numbering markdown-it uses."""
+
+    def __init__(self, content: str) -> None:
+        self.starts = [0]
+        self.ends: list[int] = []
+        for match in _LINE_BREAK.finditer(content):
+            self.ends.append(match.start())
+            self.starts.append(match.end())
+        self.ends.append(len(content))
+
+    def region(self, first: int, last: int) -> tuple[int, int]:
+        """(start, end) offsets of lines ``first`` up to ``last`` (exclusive), without the last line break."""
+        last = min(last, len(self.starts))
+        return self.starts[first], self.ends[last - 1]
+
+
+def split_facts(content: str) -> list[Span]:
+    """The facts of ``content`` in order (``position`` is the index), none empty."""
+    lines = _Lines(content)
+    spans: list[Span] = []
+    parsed = content
+    front = _front_matter(content, lines)
+    if front is not None:  # a meta fact; the parser sees blank lines in its place (line numbers stay)
+        start, end = lines.region(*front)
+        spans += _blocks(content, start, end, FactKind.meta, None)
+        parsed = "\n" * front[1] + (content[lines.starts[front[1]]:] if front[1] < len(lines.starts) else "")
+    tokens = _markdown().parse(parsed)
+    headings: list[tuple[int, str]] = []
+    in_item = 0
+    for index, token in enumerate(tokens):
+        if token.type == "list_item_open":
+            in_item += 1
+        elif token.type == "list_item_close":
+            in_item -= 1
+        elif token.type == "heading_open" and token.map:
+            level = int(token.tag[1:])
+            title = " ".join(mask_inline(tokens[index + 1].content).split())
+            headings = [h for h in headings if h[0] < level] + ([(level, title)] if title else [])
+        elif token.type == "paragraph_open" and token.map:
+            inline = tokens[index + 1]
+            section = " > ".join(title for _, title in headings) or None
+            kind = FactKind.item if in_item else FactKind.sentence
+            spans += _paragraph(content, lines, token.map[0], token.map[1], inline, kind, section)
+        elif token.type in ("fence", "code_block", "html_block", "table_open") and token.map:
+            kind = {"fence": FactKind.code, "code_block": FactKind.code, "html_block": FactKind.html,
+                    "table_open": FactKind.table}[token.type]
+            start, end = lines.region(token.map[0], token.map[1])
+            section = " > ".join(title for _, title in headings) or None
+            spans += _blocks(content, start, end, kind, section)
+    return _with_speakers(content, spans)
+
+
+def _with_speakers(content: str, spans: list[Span]) -> list[Span]:
+    """Each span with the speaker of the last turn header before it (and the header's end, if it holds it)."""
+    headers = sorted([(m.start(), m.end(), m.group(1)) for m in _TIMED_HEADER.finditer(content)]
+                     + [(m.start(), m.end(), m.group(1)) for m in _ROLE_HEADER.finditer(content)])
+    if not headers:
+        return spans
+    out: list[Span] = []
+    for span in spans:
+        before = [h for h in headers if h[0] <= span.start or span.start <= h[0] < span.end]
+        held = next((h for h in before if span.start <= h[0] < span.end), None)
+        speaker = (held or (before[-1] if before else None))
+        out.append(replace(span, speaker=speaker[2] if speaker else None, header_end=held[1] if held else None))
+    return out
+
+
+def _front_matter(content: str, lines: _Lines) -> tuple[int, int] | None:
+    """Lines (first, last exclusive) of a YAML (---) or TOML (+++) front matter block at the very start."""
+    opening = _FRONT_MATTER.match(content)
+    if opening is None:
+        return None
+    fence = opening.group(1)
+    for number in range(1, min(len(lines.starts), 200)):
+        line = content[lines.starts[number]:lines.ends[number]].rstrip()
+        if line == fence or (fence == "---" and line == "..."):
+            return 0, number + 1
+    return None
+
+
+def _blocks(content: str, start: int, end: int, kind: FactKind, section: str | None) -> list[Span]:
+    """A non-prose block as facts of its kind, cut at line breaks into pieces of at most ``BLOCK_CHARS``."""
+    pieces: list[Span] = []
+    while start < end:
+        stop = end
+        if stop - start > BLOCK_CHARS:
+            cut = content.rfind("\n", start, start + BLOCK_CHARS)
+            stop = cut if cut > start else start + BLOCK_CHARS
+        pieces += _trimmed(content, content[start:stop], start, kind, section)
+        start = stop
+    return pieces
+
+
+def _trimmed(content: str, clean: str, start: int, kind: FactKind, section: str | None) -> list[Span]:
+    """The span of ``clean`` (which starts at ``start``) without its outer white space; none if empty."""
+    left = len(clean) - len(clean.lstrip())
+    right = len(clean.rstrip())
+    if right <= left or not any(ch.isalnum() for ch in clean[left:right]):
+        return []
+    return [Span(start + left, start + right, content[start + left:start + right], clean[left:right], kind,
+                 section)]
+
+
+def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token, kind: FactKind,
+               section: str | None) -> list[Span]:
+    """A paragraph's sentences (or its field lines), with container prefixes and inline markup masked."""
+    start, end = lines.region(first, last)
+    masked = list(content[start:end])
+    source_lines = (inline.content or "").split("\n")
+    for number, source in zip(range(first, last), source_lines, strict=False):
+        line_start = lines.starts[number] - start
+        raw = content[lines.starts[number]:lines.ends[number]]
+        at = raw.find(source.strip()) if source.strip() else len(raw)
+        if at < 0:  # the parser rewrote the line (tabs): mask the container markers alone
+            prefix = _CONTAINER.match(raw)
+            at = prefix.end() if prefix else 0
+        masked[line_start:line_start + at] = " " * at  # "> ", "- ", "1. ", indentation
+    clean = mask_inline("".join(masked))
+    region_lines = [(lines.starts[n] - start, lines.ends[n] - start) for n in range(first, last)]
+    fields = [_FIELD.match(clean[a:b]) is not None for a, b in region_lines]
+    spans: list[Span] = []
+    run: list[tuple[int, int]] = []  # prose lines waiting to be joined
+
+    def flush() -> None:
+        if run:
+            spans.extend(_sentences(content, clean, start, run[0][0], run[-1][1], kind, section))
+            run.clear()
+
+    for number, (a, b) in enumerate(region_lines):
+        neighbours = (number > 0 and fields[number - 1]) or (number + 1 < len(fields) and fields[number + 1])
+        if _TIMED_HEADER.match(content, start + a) or _ROLE_HEADER.match(content, start + a):
+            flush()  # a new speaker's turn starts a new sentence
+        if fields[number] and neighbours:
+            flush()
+            spans += _trimmed(content, clean[a:b], start + a, FactKind.field, section)
+        else:
+            run.append((a, b))
+    flush()
     return spans
+
+
+def _sentences(content: str, clean: str, base: int, first: int, last: int, kind: FactKind,
+               section: str | None) -> list[Span]:
+    """Sentences of ``clean[first:last]`` (hard wraps joined), as spans of the content (``base`` is where
+    ``clean`` starts in it)."""
+    text = clean[first:last].replace("\r", " ").replace("\n", " ")
+    spans: list[Span] = []
+    begin = 0
+    for match in _SENTENCE_END.finditer(text):
+        if _abbreviation(text, match.start()) or _continues(text, match.end()):
+            continue
+        spans += _trimmed(content, text[begin:match.end()], base + first + begin, kind, section)
+        begin = match.end()
+    spans += _trimmed(content, text[begin:], base + first + begin, kind, section)
+    return spans
+
+
+def _abbreviation(text: str, at: int) -> bool:
+    """Is the full stop at ``at`` the end of an abbreviation or an initial ("e.g.", "Dr.", "J. R.")?"""
+    if text[at] != ".":
+        return False
+    word = _LAST_WORD.search(text, max(0, at - 24), at)
+    if word is None:
+        return False
+    token = word.group(1).lower()
+    return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+def _continues(text: str, at: int) -> bool:
+    """Does the text after ``at`` continue the sentence (a lower-case word follows)?"""
+    following = _NEXT_CHAR.match(text, at)
+    return following is not None and following.group(1).islower()
