@@ -56,8 +56,9 @@ from numpy.typing import NDArray
 
 from graphmem.config import EmbedderChoice, Settings
 from graphmem.ingest.extract import ExtractedEntity, Mention, Triple
-from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
+from graphmem.ingest.pipeline import PreparedDocument, PreparedFact, StageTimes
 from graphmem.ingest.resolve import normalize_name
+from graphmem.ingest.split import FactKind
 from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
 from graphmem.model import (
     CURRENT,
@@ -200,8 +201,8 @@ class Corpus:
                 for mention in mentions:
                     entity_embeddings[normalize_name(mention.entity.name)] = self.entity_vector(
                         self.ranks[mention.entity])
-                prepared_facts.append(PreparedFact(text, offset, offset + len(text), vectors[position], [],
-                                                   mentions, triples))
+                prepared_facts.append(PreparedFact(text, offset, offset + len(text), FactKind.sentence, None,
+                                                   vectors[position], [], mentions, triples))
                 texts.append(text)
                 offset += len(text) + 1
                 position += 1
@@ -627,7 +628,8 @@ def main() -> None:
                   f"({seconds:.1f} s)")
 
             options = WriteOptions(user_name=settings.user_entity_name,
-                                   similar_cosine=settings.similar_entity_cosine, dialect=store.dialect)
+                                   similar_cosine=settings.similar_entity_cosine, dialect=store.dialect,
+                                   times=StageTimes())
             bench = Bench(runtime, corpus, args)
             results: list[dict[str, float]] = []
             loaded = 0

@@ -10,7 +10,7 @@ import pytest
 from graphmem.ingest.extract import SentenceExtraction, extract
 from graphmem.ingest.pipeline import Pipeline
 from graphmem.ingest.resolve import entity_key, normalize_name, vote
-from graphmem.ingest.split import split_sentences
+from graphmem.ingest.split import split_facts
 from graphmem.nlp.language import get_language
 from helpers import make_settings
 
@@ -53,9 +53,13 @@ RULES: dict[str, list[tuple[str, set[Row]]]] = {
     ],
     "apposition": [
         ("Paris, the capital of France, hosted the Olympics.",
-         {("Paris", "host", "Olympics", False), ("Paris", "be", "capital", False)}),
+         {("Paris", "host", "Olympics", False), ("Paris", "be capital of", "France", False)}),
         ("Emma, a designer at Spotify, lives in Stockholm.",
          {("Emma", "live in", "Stockholm", False), ("Emma", "be", "designer", False)}),
+    ],
+    "relational_noun": [
+        ("Typer is FastAPI's little sibling.", {("Typer", "be little sibling of", "FastAPI", False)}),
+        ("Hypercorn was part of the Quart framework.", {("Hypercorn", "be part of", "quart framework", False)}),
     ],
     "first_person": [
         ("I live in Amsterdam.", {("I", "live in", "Amsterdam", False)}),
@@ -116,7 +120,7 @@ def test_spans_point_into_the_content_with_emoji_and_accents() -> None:
 
 def test_split_spans_are_exact() -> None:
     content = "  Première phrase.  Second one! 👋🏽 Third?\n\nLast line without a stop"
-    spans = split_sentences(content)
+    spans = split_facts(content)
     assert [s.text for s in spans] == ["Première phrase.", "Second one!", "👋🏽 Third?", "Last line without a stop"]
     assert all(content[s.start:s.end] == s.text for s in spans)
 
@@ -164,3 +168,63 @@ def test_patterns_file_extends_the_entity_ruler(tmp_path: Path) -> None:
     bad.write_text('{"label": "PRODUCT"}\n')
     with pytest.raises(ValueError, match="needs 'label' and 'pattern'"):
         get_language(bad)
+
+
+# ---- what real documents need: no noise from markup, metadata, conditions or guesses -----------------
+
+
+@pytest.mark.parametrize("sentence", [
+    "License: MIT", "Copyright (c) 2020 Acme Corp.", "If Alice joins Google, she moves to Zurich.",
+    "Does Bob work at Google?", "Alice may join Google.", "Bob would move to Berlin.",
+    "When installed, pip uses the cache if the index is unreachable.",
+])
+def test_statements_that_state_no_fact_give_no_triple(sentence: str) -> None:
+    assert triples(sentence) == set()
+
+
+def test_a_relative_clause_on_a_definition_names_the_subject() -> None:
+    assert ("Granian", "support", "WebSockets", False) in triples(
+        "Granian is a Rust HTTP server which supports WebSockets.")
+
+
+@pytest.mark.parametrize(("name", "clean"), [
+    ("FastAPI", True), ("Node.js", True), ("C#", True), ("C++", True), ("Neo4j", True), ("Alice Johnson", True),
+    ("setup.py", False), ("README.md", False), ("e69ee30", False), ("v1.2.3", False), ("console.print", False),
+    ("https://x.io", False), ("#", False), ("@bbc2", False), ("print(", False), ("a_b", False), ("42", False),
+    ("x", False),
+])
+def test_entity_names_never_carry_markup_code_or_files(name: str, clean: bool) -> None:
+    from graphmem.ingest.extract import name_is_clean
+
+    assert name_is_clean(name) is clean
+
+
+def test_document_words_and_common_words_are_not_organisations() -> None:
+    names = {m.entity.name for sentence in ("Updated License to align with the BSD template.",
+                                            "Automatic decompression of responses.",
+                                            "Contributor shall mean the Licensor.")
+             for m in run(sentence).mentions}
+    assert names == {"BSD"}
+
+
+def test_markup_never_reaches_names_and_mentions_stay_exact(tmp_path: Path) -> None:
+    content = "# Tools\n\n[FastAPI](https://fastapi.tiangolo.com) supports **WebSockets** and `asyncio`.\n"
+    (document,) = Pipeline(make_settings(tmp_path)).prepare([content])
+    (fact,) = document.facts
+    assert {(m.entity.name, content[m.start:m.end]) for m in fact.mentions} >= {("FastAPI", "FastAPI")}
+    assert all(not any(ch in m.entity.name for ch in "[]()*`:/") for m in fact.mentions)
+    assert [(t.subject.name, t.predicate) for t in fact.triples] == [("FastAPI", "support")]
+
+
+def test_first_person_is_the_user_in_notes_and_the_author_in_documents(tmp_path: Path) -> None:
+    pipeline = Pipeline(make_settings(tmp_path))
+    note, document = pipeline.prepare(["I live in Amsterdam.", "# About\n\nI live in Amsterdam."])
+    assert [(t.subject.type, t.object.name) for t in note.facts[0].triples] == [("User", "Amsterdam")]
+    assert document.facts[0].triples == []
+
+
+def test_fields_give_entities_and_no_triples(tmp_path: Path) -> None:
+    (document,) = Pipeline(make_settings(tmp_path)).prepare(["Author: Alice Johnson\nEmployer: Microsoft"])
+    assert [fact.kind for fact in document.facts] == ["field", "field"]
+    assert {m.entity.name for f in document.facts for m in f.mentions} == {"Alice Johnson", "Microsoft"}
+    assert all(not fact.triples for fact in document.facts)

@@ -227,14 +227,16 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
     """Deterministic votes: the NLP step is replaced by fixed extractions (the graph is the real one)."""
     from graphmem.ingest.extract import ExtractedEntity, Mention
     from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
+    from graphmem.ingest.split import FactKind
 
     service = runtime.service
     embedding = [1.0] + [0.0] * 383
 
     def prepared(kind: str) -> Any:
-        def prepare(contents: list[str]) -> list[PreparedDocument]:
-            return [PreparedDocument(c, [PreparedFact(c, 0, len(c), embedding, [], [Mention(
-                ExtractedEntity("Jordan", kind), 0, 6)], [])], {"jordan": embedding}) for c in contents]
+        def prepare(contents: list[str], progress: object = None) -> list[PreparedDocument]:
+            return [PreparedDocument(c, [PreparedFact(c, 0, len(c), FactKind.sentence, None, embedding, [],
+                                                      [Mention(ExtractedEntity("Jordan", kind), 0, 6)], [])],
+                                     {"jordan": embedding}) for c in contents]
         return prepare
 
     ctx = CallerContext.for_namespaces(ns)
@@ -247,3 +249,29 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
         expected = ["Place", "Place", "Person", "Person"][i]
         assert row["t"] == expected and sorted(row["l"]) == sorted(["Entity", expected]), (i, row)
 
+
+
+def test_batch_similarity_finds_the_same_pairs_as_the_pairwise_loop() -> None:
+    """The matrix product that replaced the pure-Python pairwise loop links exactly the same pairs."""
+    import random
+
+    from graphmem.ingest.write import similar_within
+
+    rng = random.Random(7)
+
+    def unit(vector: list[float]) -> list[float]:
+        norm = sum(x * x for x in vector) ** 0.5
+        return [x / norm for x in vector]
+
+    bases = [unit([rng.gauss(0, 1) for _ in range(384)]) for _ in range(12)]
+    new = [{"entity_key": f"ns|e{i:02d}",
+            "embedding": unit([x + rng.gauss(0, 0.015 * (i % 5)) for x in bases[i % 12]])} for i in range(60)]
+    min_score = (1 + 0.85) / 2
+    expected = []
+    for i, a in enumerate(new):  # the loop as it was
+        for b in new[i + 1:]:
+            score = (1 + sum(x * y for x, y in zip(a["embedding"], b["embedding"], strict=True))) / 2
+            if score >= min_score:
+                expected.append((b["entity_key"], a["entity_key"], round(score, 9)))
+    found = [(r["key"], r["other"], round(r["score"], 9)) for r in similar_within(new, min_score)]
+    assert sorted(found) == sorted(expected) and len(expected) > 20

@@ -143,8 +143,10 @@ def test_entity_search_pages_repeat_nothing(service: MemoryService, ctx: CallerC
 
 
 def test_triple_search_pages_repeat_nothing(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    for i, drink in enumerate(["coffee", "tea", "cocoa", "kefir", "lemonade", "cider", "matcha"]):
-        add(service, ctx, ns, f"Person{chr(65 + i)} Lindqvist likes {drink}.")
+    people = ["Amara Okafor", "Bruno Salgado", "Chen Wei", "Dara Kim", "Farah Haddad", "Goran Petrov", "Marcus"]
+    for person, drink in zip(people, ["coffee", "tea", "cocoa", "kefir", "lemonade", "cider", "matcha"],
+                             strict=True):
+        add(service, ctx, ns, f"{person} likes {drink}.")
     whole = service.search_triples(ctx, TripleQuery(predicate="like", limit=100)).items
     assert len(whole) >= 7
     keys: list[tuple[str, str, str]] = []

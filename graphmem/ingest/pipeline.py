@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 from graphmem.config import Settings
-from graphmem.ingest.extract import USER, Mention, SentenceExtraction, Triple, extract
+from graphmem.ingest.extract import USER, Mention, SentenceExtraction, Triple, as_spoken_by, extract
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
-from graphmem.ingest.split import Span, split_sentences
+from graphmem.ingest.split import EXTRACTED, WITH_TRIPLES, FactKind, Span, split_facts
 from graphmem.nlp.embedder import Embedder, get_embedder
 from graphmem.nlp.language import get_language, parse
+
+Progress = Callable[[int], object]  # told how many more facts are done
 
 
 @dataclass
@@ -27,6 +31,8 @@ class PreparedFact:
     text: str
     start: int
     end: int
+    kind: FactKind
+    section: str | None
     embedding: list[float]
     attributes: list[str]
     mentions: list[Mention]
@@ -42,11 +48,23 @@ class PreparedDocument:
 
 @dataclass
 class StageTimes:
-    """Seconds spent in each stage (summed over calls), for the benchmark."""
+    """Seconds spent in each stage (summed over calls), for the benchmarks: the NLP stages here, and the
+    writes (``ingest/write.py``): ``write`` is a batch's whole write, ``similar`` the part of it that finds
+    SIMILAR_TO candidates."""
 
     split: float = 0.0
     extract: float = 0.0
     embed: float = 0.0
+    similar: float = 0.0
+    write: float = 0.0
+
+    @contextmanager
+    def timing(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            setattr(self, stage, getattr(self, stage) + time.perf_counter() - started)
 
 
 class Pipeline:
@@ -67,9 +85,11 @@ class Pipeline:
         get_language(self.settings.entity_patterns_file)
         self.embedder.embed(["warm up"])
 
-    def prepare(self, contents: Sequence[str]) -> list[PreparedDocument]:
+    def prepare(self, contents: Sequence[str], progress: Progress | None = None) -> list[PreparedDocument]:
+        """The facts of each content, parsed and embedded; ``progress`` hears how many facts each NLP batch
+        finished (when both its parse and its embeddings are done)."""
         started = time.perf_counter()
-        spans = [split_sentences(content) for content in contents]
+        spans = [split_facts(content) for content in contents]
         split_s = time.perf_counter() - started
         flat = [(doc, span) for doc, doc_spans in enumerate(spans) for span in doc_spans]
         extractions: list[SentenceExtraction] = []
@@ -77,10 +97,13 @@ class Pipeline:
         extract_s = 0.0
         for batch in _batches(flat, self.settings.ingest_batch_sentences):
             # the embedding thread works on this batch while spaCy parses it here
-            embeddings.append(self._embed_pool.submit(self._timed_embed, [span.text for _, span in batch]))
+            embedded = self._embed_pool.submit(self._timed_embed, [span.plain for _, span in batch])
+            embeddings.append(embedded)
             t0 = time.perf_counter()
             extractions.extend(self._extract(batch))
             extract_s += time.perf_counter() - t0
+            if progress is not None:  # reported from whichever thread finishes the batch last
+                embedded.add_done_callback(partial(_report, progress, len(batch)))
         vectors: list[list[float]] = []
         embed_s = 0.0
         for future in embeddings:
@@ -90,8 +113,8 @@ class Pipeline:
 
         documents = [PreparedDocument(content, []) for content in contents]
         for (doc, span), found, vector in zip(flat, extractions, vectors, strict=True):
-            documents[doc].facts.append(PreparedFact(span.text, span.start, span.end, vector,
-                                                     found.attributes, found.mentions, found.triples))
+            documents[doc].facts.append(PreparedFact(span.text, span.start, span.end, span.kind, span.section,
+                                                     vector, found.attributes, found.mentions, found.triples))
         t0 = time.perf_counter()
         self._embed_entities(documents)
         embed_s += time.perf_counter() - t0
@@ -106,8 +129,28 @@ class Pipeline:
         return self.embedder.embed(texts), time.perf_counter() - t0
 
     def _extract(self, batch: list[tuple[int, Span]]) -> list[SentenceExtraction]:
-        parsed = parse([span.text for _, span in batch], self.settings.entity_patterns_file)
-        return [extract(doc, span.start) for doc, (_, span) in zip(parsed, batch, strict=True)]
+        """Entities (and, from prose and list items, triples) of the spans that are read at all; code, tables,
+        HTML and front matter give nothing. spaCy reads the masked text, white space folded; its offsets are
+        mapped back to the content."""
+        readable = [span.folded() for _, span in batch if span.kind in EXTRACTED]
+        parsed = iter(zip(parse([text for text, _ in readable], self.settings.entity_patterns_file),
+                          (positions for _, positions in readable), strict=True))
+        found: list[SentenceExtraction] = []
+        for _, span in batch:
+            if span.kind not in EXTRACTED:
+                found.append(SentenceExtraction())
+                continue
+            doc, positions = next(parsed)
+            extraction = extract(doc, positions)
+            if span.kind not in WITH_TRIPLES:
+                extraction.triples = []
+            elif span.section is not None:  # a document with headings: "I" is its author, not the user
+                extraction.triples = [t for t in extraction.triples if USER not in (t.subject.type, t.object.type)]
+            if span.speaker is not None:
+                extraction = as_spoken_by(extraction, span.speaker,
+                                          span.start if span.header_end is not None else None)
+            found.append(extraction)
+        return found
 
     def _embed_entities(self, documents: list[PreparedDocument]) -> None:
         """Each document gets the embeddings of the entities it mentions, keyed by normalised name (the
@@ -125,6 +168,10 @@ class Pipeline:
         vectors = dict(zip(unique, self.embedder.embed(list(unique.values())), strict=True))
         for document, names in zip(documents, per_document, strict=True):
             document.entity_embeddings = {key: vectors[key] for key in names}
+
+
+def _report(progress: Progress, done: int, _: object) -> None:
+    progress(done)
 
 
 def _batches(items: list[tuple[int, Span]], size: int) -> Iterator[list[tuple[int, Span]]]:

@@ -14,9 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from graphmem.errors import GraphmemError
 from graphmem.ingest.extract import EXTRACTOR
-from graphmem.ingest.pipeline import PreparedDocument
+from graphmem.ingest.pipeline import PreparedDocument, StageTimes
 from graphmem.ingest.resolve import display, entity_key, vote
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import GraphStore, Tx
@@ -32,12 +34,14 @@ class WriteOptions:
     user_name: str
     similar_cosine: float
     dialect: Dialect
+    times: StageTimes
 
 
 def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[dict[str, Any]]:
     return [
         {"id": str(uuid.uuid4()), "namespace": document["namespace"], "document_id": document["id"],
          "position": i, "text": fact.text, "start": fact.start, "end": fact.end, "embedding": fact.embedding,
+         "kind": fact.kind.value, "section": fact.section,
          "attributes": fact.attributes, "is_latest": True, "is_forgotten": False, "is_inference": False,
          "recorded_at": document["recorded_at"], "extractor": EXTRACTOR}
         for i, fact in enumerate(prepared.facts)
@@ -48,6 +52,12 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
                     options: WriteOptions) -> list[str]:
     """Documents, facts and everything extracted from them, for one namespace, in the open transaction.
     Returns the keys of the entities written (they get their type labels once this commits)."""
+    with options.times.timing("write"):
+        return _write(tx, namespace, batch, now, options)
+
+
+def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
+           options: WriteOptions) -> list[str]:
     facts: list[dict[str, Any]] = []
     mentions: dict[tuple[str, str], dict[str, Any]] = {}
     triples: list[dict[str, Any]] = []
@@ -72,9 +82,9 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
                                 "object_key": entity_key(namespace, triple.object), "negated": triple.negated,
                                 "fact_id": record["id"], "document_id": document["id"],
                                 "recorded_at": document["recorded_at"]})
-    tx.run("documents_create", documents=[document for document, _ in batch])
+    tx.run_chunked("documents_create", "documents", [document for document, _ in batch])
     if facts:
-        tx.run("facts_create", facts=facts)
+        tx.run_chunked("facts_create", "facts", facts)
     if not names:
         return []
 
@@ -94,30 +104,28 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
                          "normalized_name": normalized, "type": winner, "type_labels": labels,
                          "type_counts": tallies, "embedding": embeddings.get(normalized)})
     new = [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
-    links = _similar(tx, namespace, new, options) if new else []
-    tx.run("entities_upsert", entities=entities, namespace=namespace, now=now)
+    with options.times.timing("similar"):
+        links = _similar(tx, namespace, new, options) if new else []
+    tx.run_chunked("entities_upsert", "entities", entities, namespace=namespace, now=now)
     if links:
-        tx.run("similar_links_create", links=links, namespace=namespace, now=now)
-    tx.run("mentions_create", mentions=list(mentions.values()), namespace=namespace)
+        tx.run_chunked("similar_links_create", "links", links, namespace=namespace, now=now)
+    tx.run_chunked("mentions_create", "mentions", list(mentions.values()), namespace=namespace)
     if triples:
-        tx.run("triples_create", triples=triples, namespace=namespace)
+        tx.run_chunked("triples_create", "triples", triples, namespace=namespace)
     return sorted(names)
 
 
 def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOptions) -> list[dict[str, Any]]:
-    """SIMILAR_TO candidates for new entities: existing entities whose name embedding is close. Never a
-    merge, only a link for review."""
+    """SIMILAR_TO candidates for new entities: existing entities whose name embedding is close (the vector
+    index, one statement for the batch), and new entities of this batch close to each other (not in the index
+    yet: one matrix product). Never a merge, only a link for review; at most ``SIMILAR_LINKS_PER_ENTITY`` a
+    new entity, the closest first."""
     min_score = (1 + options.similar_cosine) / 2  # the vector procedure scores (1 + cos) / 2 on both servers
-    rows = tx.run("entities_similar", entities=[{"entity_key": e["entity_key"], "embedding": e["embedding"]}
-                                                for e in new],
-                  index=options.dialect.index_name(SearchIndex.entity_embedding), k=SIMILAR_CANDIDATES,
-                  namespace=namespace, min_score=min_score)
-    # new entities of this batch are not in the index yet: compare them with each other here
-    for i, a in enumerate(new):
-        for b in new[i + 1:]:
-            score = (1 + sum(x * y for x, y in zip(a["embedding"], b["embedding"], strict=True))) / 2
-            if score >= min_score:
-                rows.append({"key": b["entity_key"], "other": a["entity_key"], "score": score})
+    rows = tx.run_chunked("entities_similar", "entities",
+                          [{"entity_key": e["entity_key"], "embedding": e["embedding"]} for e in new],
+                          index=options.dialect.index_name(SearchIndex.entity_embedding), k=SIMILAR_CANDIDATES,
+                          namespace=namespace, min_score=min_score)
+    rows += similar_within(new, min_score)
     rows.sort(key=lambda r: (r["key"], -r["score"], r["other"]))
     per_key: dict[str, int] = defaultdict(int)
     links = []
@@ -126,6 +134,18 @@ def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOp
             per_key[row["key"]] += 1
             links.append({"key": row["key"], "other": row["other"], "score": float(row["score"])})
     return links
+
+
+def similar_within(new: list[dict[str, Any]], min_score: float) -> list[dict[str, Any]]:
+    """Pairs of the batch's new entities at or above ``min_score`` ((1 + cos) / 2), each pair once: the later
+    entity links to the earlier one. Float64, so the threshold decides exactly as a Python loop would."""
+    if len(new) < 2:
+        return []
+    vectors = np.array([e["embedding"] for e in new], dtype=np.float64)
+    scores = (1.0 + vectors @ vectors.T) / 2.0
+    earlier, later = np.nonzero(np.triu(scores >= min_score, k=1))
+    return [{"key": new[j]["entity_key"], "other": new[i]["entity_key"], "score": float(scores[i, j])}
+            for i, j in zip(earlier.tolist(), later.tolist(), strict=True)]
 
 
 def sync_type_labels(store: GraphStore, namespace: str, keys: list[str]) -> None:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem import records
-from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
+from graphmem.errors import Conflict, GraphmemError, InvalidInput, Unavailable
 from graphmem.ingest.jobs import MAX_JOB_CHARS, get_job, job_record
-from graphmem.ingest.pipeline import PreparedDocument
+from graphmem.ingest.pipeline import PreparedDocument, Progress
 from graphmem.ingest.write import write_documents
 from graphmem.model import CallerContext, DocumentInput, IngestItem, UpdateInput, check_id, checked
 from graphmem.records import content_hash, document_record, tombstone_key
@@ -45,14 +45,15 @@ class Adding:
         self.documents = documents
 
     def add(self, ctx: CallerContext, namespace: str, items: list[DocumentInput],
-            after_write: AfterWrite | None = None) -> list[tuple[Document, Change]]:
+            after_write: AfterWrite | None = None, progress: Progress | None = None) -> list[tuple[Document, Change]]:
         """Store up to ``limits.batch_max`` new memories in one transaction (UNWIND statements), each with
         what happened to it (created, or unchanged: a retry or text already current). An item whose
         request_id was used for a different request makes the whole batch a conflict: nothing is written.
         ``after_write`` runs inside the same transaction, after the writes."""
-        return self._commit(self._plan(ctx, namespace, items), after_write)
+        return self._commit(self._plan(ctx, namespace, items, progress), after_write)
 
-    def _plan(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> _AddPlan:
+    def _plan(self, ctx: CallerContext, namespace: str, items: list[DocumentInput],
+              progress: Progress | None) -> _AddPlan:
         """Everything before the transaction: validation, request keys, hashes, and the NLP work, which
         is skipped for text already current in the namespace (the transaction checks again and decides)."""
         ns = writable(ctx, namespace)
@@ -70,8 +71,8 @@ class Adding:
         for position, digest in enumerate(hashes):
             if digest not in known:
                 fresh.setdefault(digest, position)
-        prepared = dict(zip(fresh, self.core.pipeline.prepare([inputs[i].content for i in fresh.values()]),
-                            strict=True))
+        prepared = dict(zip(fresh, self.core.pipeline.prepare([inputs[i].content for i in fresh.values()],
+                                                              progress), strict=True))
         return _AddPlan(ns, inputs, requests, hashes, prepared)
 
     def _commit(self, plan: _AddPlan, after_write: AfterWrite | None) -> list[tuple[Document, Change]]:
@@ -146,13 +147,15 @@ class Adding:
 
     # ---- files ------------------------------------------------------------------------------------------
 
-    def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem]) -> list[IngestOutcome]:
+    def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem],
+               progress: Progress | None = None) -> list[IngestOutcome]:
         """Ingest many items, each succeeding or failing on its own (the CLI's path).
 
         A ``versioned`` item (a file: its source is its identity) whose source is a current memory with
         other content updates that memory; two current memories with that source make it an error rather
         than a guess. Other items are added in one batch, or one by one when the batch as a whole is
-        refused. Sources of unversioned items (JSONL lines) are provenance only: many lines may share one."""
+        refused (retried items are not counted twice by ``progress``). Sources of unversioned items (JSONL
+        lines) are provenance only: many lines may share one."""
         ns = writable(ctx, namespace)
         sources = sorted({i.document.source for i in items if i.versioned and i.document.source is not None})
         latest: dict[str, list[dict[str, str]]] = {}
@@ -176,8 +179,10 @@ class Adding:
         if adds:
             try:
                 added = [IngestOutcome(change=change, document=document) for document, change in
-                         self.add(ctx, ns, [items[i].document for i in adds])]
-            except (InvalidInput, Conflict):
+                         self.add(ctx, ns, [items[i].document for i in adds], progress=progress)]
+            except GraphmemError as exc:  # the batch as a whole was refused: each item on its own
+                if isinstance(exc, Unavailable):
+                    raise
                 added = [_attempt(self._add_alone, ctx, ns, items[i].document) for i in adds]
             for position, outcome in zip(adds, added, strict=True):
                 outcomes[position] = outcome
@@ -211,9 +216,12 @@ def _failed(error: GraphmemError) -> IngestOutcome:
 
 
 def _attempt(call: Callable[..., tuple[Document, Change]], *args: object) -> IngestOutcome:
-    """One item's outcome: its document, or the error that belongs to it alone."""
+    """One item's outcome: its document, or the error that belongs to it alone (an unreachable database
+    belongs to every item: it stops the run)."""
     try:
         document, change = call(*args)
-    except (InvalidInput, Conflict, NotFound, Forbidden) as exc:
+    except Unavailable:
+        raise
+    except GraphmemError as exc:
         return _failed(exc)
     return IngestOutcome(change=change, document=document)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from graphmem.config import Settings
 from graphmem.cursors import Cursors
-from graphmem.ingest.pipeline import Pipeline
+from graphmem.ingest.pipeline import Pipeline, Progress
 from graphmem.model import (
     CallerContext,
     DocumentInput,
@@ -101,9 +101,11 @@ class MemoryService:
     def job_status(self, ctx: CallerContext, job_id: str) -> JobInfo:
         return self._adding.job_status(ctx, job_id)
 
-    def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem]) -> list[IngestOutcome]:
-        """Files and JSONL lines: each item succeeds or fails on its own (``service/adding.py``)."""
-        return self._adding.ingest(ctx, namespace, items)
+    def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem],
+               progress: Progress | None = None) -> list[IngestOutcome]:
+        """Files and JSONL lines: each item succeeds or fails on its own (``service/adding.py``); ``progress``
+        hears how many facts are done."""
+        return self._adding.ingest(ctx, namespace, items, progress)
 
     def apply_job(self, ctx: CallerContext, namespace: str, items: list[DocumentInput],
                   after_write: AfterWrite) -> None:
