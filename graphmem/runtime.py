@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.cursors import Cursors, cursor_key
-from graphmem.errors import ConfigurationError, Unavailable
+from graphmem.errors import ConfigurationError, GraphmemError
 from graphmem.ingest.jobs import JobWorker
 from graphmem.ingest.pipeline import Pipeline
 from graphmem.nlp.embedder import DIMENSIONS, embedder_name
@@ -111,9 +111,9 @@ class Runtime:
                                  data_dir=str(status.data_dir))
         try:
             self.service.ping()
-        except Unavailable:
+        except GraphmemError as exc:  # while the engine stops, the driver reports it in several ways: all 503
             engine_report["reachable"] = False
-            return False, {"status": "unavailable", **report}
+            return False, {"status": "unavailable", "reason": exc.code, **report}
         engine_report["reachable"] = True
         return True, {"status": "ok", **report}
 

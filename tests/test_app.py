@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,8 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
+from graphmem.errors import GraphmemError
 from graphmem.runtime import Runtime
-from helpers import engine_processes
+from helpers import engine_processes, make_settings
 
 
 def test_health_reports_engine_dialect_and_versions(runtime: Runtime) -> None:
@@ -43,7 +45,7 @@ def test_serve_starts_owns_and_stops_the_engine(run_root: Path) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     server = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port),
-                               "--data-dir", str(data_dir), "--log-level", "warning"], env=env,
+                               "--data-dir", str(data_dir), "--log-level", "info"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 90
@@ -57,9 +59,13 @@ def test_serve_starts_owns_and_stops_the_engine(run_root: Path) -> None:
                 time.sleep(0.3)
         assert response.status_code == 200 and response.json()["engine"]["owned"] is True
         assert len(engine_processes(data_dir)) == 1
+        for _ in range(3):
+            assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
+        output, _ = server.communicate(timeout=60)
+    # quiet by default: the schema's HTTP calls and the probes leave no line at info level
+    assert "connected to" in output and "HTTP Request" not in output and "/health" not in output, output
     deadline = time.monotonic() + 30
     while engine_processes(data_dir) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -70,3 +76,27 @@ def test_warm_up_touches_every_search_index(runtime: Runtime, caplog: pytest.Log
     with caplog.at_level("INFO", logger="graphmem.runtime"):
         runtime.warm_up()
     assert "warm-up done" in caplog.text and "warm-up failed" not in caplog.text
+
+
+def test_health_is_503_never_500_while_the_engine_stops(run_root: Path) -> None:
+    with Runtime.open(make_settings(run_root / "stopping")) as own, TestClient(create_app(runtime=own)) as client:
+        assert client.get("/health").status_code == 200
+        assert own.engine is not None
+        stopper = threading.Thread(target=own.engine.stop)
+        stopper.start()
+        statuses = []
+        while stopper.is_alive() or len(statuses) < 5:
+            statuses.append(client.get("/health").status_code)
+        stopper.join()
+        final = client.get("/health")
+        assert set(statuses) <= {200, 503} and final.status_code == 503, statuses
+        assert final.json()["status"] == "unavailable" and final.json()["engine"]["reachable"] is False
+
+
+def test_an_internal_rejection_logs_the_reference_it_returns(runtime: Runtime,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("ERROR", logger="graphmem.store.driver"), pytest.raises(GraphmemError) as raised:
+        runtime.store.read(lambda tx: tx.run("document_get"))  # a statement sent without its parameters
+    ref = raised.value.details["ref"]
+    assert raised.value.code == "internal" and "$" not in raised.value.message
+    assert any(ref in record.getMessage() for record in caplog.records)

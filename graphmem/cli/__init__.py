@@ -1,0 +1,43 @@
+"""The ``graphmem`` command: one module per group of commands (``server``, ``ingesting``, ``engine``), what
+they share in ``common``. Help text is plain (no markup), and every option says its default and the
+environment variable it reads."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from graphmem.cli.engine import engine_app
+from graphmem.cli.ingesting import ingest, reembed
+from graphmem.cli.server import serve, worker
+
+app = typer.Typer(help="graphmem: a knowledge-graph memory server.", no_args_is_help=True, rich_markup_mode=None)
+app.command()(serve)
+app.command()(ingest)
+app.command()(reembed)
+app.command()(worker)
+app.add_typer(engine_app, name="engine")
+
+
+@app.command("cypher-statements", hidden=True)
+def cypher_statements(
+    dialect: Annotated[str, typer.Option(help="neo4j or arcadedb.")] = "neo4j",
+) -> None:
+    """Print every named statement as that dialect sends it, as JSON (input of the Neo4j lint gate)."""
+    from graphmem.store.dialect import ARCADEDB, NEO4J
+    from graphmem.store.queries import statements
+
+    chosen = NEO4J if dialect == "neo4j" else ARCADEDB
+    out = [{"name": s.name, "source": s.source, "text": chosen.prepare(s.text)}
+           for s in statements().values() if chosen.is_neo4j or not s.neo4j_only]
+    typer.echo(json.dumps(out, indent=1))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
