@@ -37,7 +37,7 @@ SET l.lock_token = $token
 RETURN d.id AS id, d.namespace AS namespace, d.chain_id AS chain_id, d.version AS version,
        d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.is_redacted AS is_redacted,
        l.id AS latest_id, l.version AS latest_version, l.is_latest AS latest_still_latest,
-       l.title AS title, l.source AS source, l.metadata AS metadata, l.created_at AS created_at,
+       l.title AS title, l.source AS source, l.metadata AS metadata, l.path AS path, l.created_at AS created_at,
        l.recorded_at AS latest_recorded_at, l.content_hash AS latest_content_hash
 
 // name: version_supersede
@@ -125,18 +125,18 @@ WHERE d.namespace IN $namespaces
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 OPTIONAL MATCH (l:Document {chain_id: d.chain_id})
 WHERE l.namespace = d.namespace AND l.is_latest
-RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_id, l.id AS latest_id
+RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_memory_id, l.id AS latest_id
 
 // name: documents_count
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }}
 RETURN count(d) AS total
 
 // Newest first by (recorded_at, id); a page starts after the previous page's last row ($after_*, null on
 // the first page) or at an offset ($skip), and reads one row more than it returns (is there a next page?).
 // name: documents_page
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }}
   AND ($after_id IS NULL OR d.recorded_at < $after_recorded_at
        OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
 WITH d
@@ -144,7 +144,7 @@ ORDER BY d.recorded_at DESC, d.id ASC
 SKIP $skip
 LIMIT $limit
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
-RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_id
+RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_memory_id
 ORDER BY d.recorded_at DESC, d.id ASC
 
 // name: chain_history
@@ -153,7 +153,7 @@ WHERE start.namespace IN $namespaces
 MATCH (d:Document {chain_id: start.chain_id})
 WHERE d.namespace = start.namespace AND ($after_version IS NULL OR d.version < $after_version)
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
-RETURN {{ document_fields }} AS document, p.id AS parent_id
+RETURN {{ document_fields }} AS document, p.id AS parent_memory_id
 ORDER BY d.version DESC
 LIMIT $limit
 

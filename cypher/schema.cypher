@@ -39,6 +39,25 @@ CREATE CONSTRAINT receipt_request_key IF NOT EXISTS FOR (n:Receipt) REQUIRE n.re
 // name: constraint_system_record_id
 CREATE CONSTRAINT system_record_id IF NOT EXISTS FOR (n:SystemRecord) REQUIRE n.id IS UNIQUE
 
+// name: constraint_handoff_id
+CREATE CONSTRAINT handoff_id IF NOT EXISTS FOR (n:Handoff) REQUIRE n.id IS UNIQUE
+
+// handoff_key = namespace + '|' + project + '|' + version: a project's chain never forks.
+// name: constraint_handoff_key
+CREATE CONSTRAINT handoff_key IF NOT EXISTS FOR (n:Handoff) REQUIRE n.handoff_key IS UNIQUE
+
+// name: constraint_handoff_request_key
+CREATE CONSTRAINT handoff_request_key IF NOT EXISTS FOR (n:Handoff) REQUIRE n.request_key IS UNIQUE
+
+// name: index_handoff_project
+CREATE INDEX handoff_project IF NOT EXISTS FOR (n:Handoff) ON (n.project)
+
+// name: index_document_path
+CREATE INDEX document_path IF NOT EXISTS FOR (n:Document) ON (n.path)
+
+// name: index_fact_path
+CREATE INDEX fact_path IF NOT EXISTS FOR (n:Fact) ON (n.path)
+
 // name: index_document_namespace
 CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace)
 

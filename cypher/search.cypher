@@ -111,17 +111,18 @@ MATCH (f:Fact {id: fact_id})<-[:CONTAINS]-(d:Document)
 WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
 OPTIONAL MATCH (f)-[:MENTIONS]->(e:Entity)
 WITH d, f, collect(e {.id, .name, .type}) AS entities
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.attributes AS attributes,
-       CASE WHEN $with_embedding THEN f.embedding END AS embedding, {{ similarity(f) }} AS raw,
-       d.id AS document_id, d.title AS title, d.source AS source, d.version AS version,
-       d.chain_id AS chain_id, entities
+       f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.is_inference AS is_inference,
+       f.attributes AS attributes, CASE WHEN $with_embedding THEN f.embedding END AS embedding,
+       {{ similarity(f) }} AS raw, d.id AS document_id, d.title AS title, d.source AS source, d.path AS path,
+       d.version AS version, d.chain_id AS chain_id, p.id AS parent_memory_id, entities
 
 // Entity search: by embedding (index with over-fetch, or an exact scan for a small namespace) and by name
 // (full text). An entity is visible in a view only while a fact in that view mentions it.
 
 // fragment: entity_in_view
-EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} }
+EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} AND {{ path_filter(vf) }} }
 
 // name: entities_vector_search
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
@@ -167,7 +168,7 @@ LIMIT $limit
 // name: entities_hydrate
 UNWIND $entity_ids AS entity_id
 MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
-WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }}
+WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }} AND {{ path_filter(f) }}
 WITH e, count(DISTINCT f) AS facts
 RETURN e.id AS id, e.name AS name, e.type AS type, facts, {{ similarity(e) }} AS raw
 
@@ -190,7 +191,7 @@ AND ($term_entity_ids IS NULL OR s.id IN $term_entity_ids OR o.id IN $term_entit
 // the last row of the previous one ($after_* null on the first page).
 // fragment: triple_rows
 MATCH (f:Fact {id: r.fact_id})<-[:CONTAINS]-(d:Document)
-WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }}
+WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) }} AND {{ path_filter(f) }}
   AND ($after_fact_id IS NULL OR f.recorded_at < $after_recorded_at
        OR (f.recorded_at = $after_recorded_at AND (f.id > $after_fact_id
        OR (f.id = $after_fact_id AND (s.id > $after_subject_id
@@ -199,7 +200,7 @@ WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) 
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
        r.negated AS negated, o.id AS object_id, o.name AS object, o.type AS object_type,
        f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       d.id AS document_id, d.title AS title, d.source AS source
+       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path
 ORDER BY recorded_at DESC, fact_id, subject_id, predicate, object_id
 LIMIT $limit
 

@@ -14,14 +14,22 @@ END
 // What a document read returns (content is returned separately, only where it is wanted).
 // fragment: document_fields
 d {
-  .id, .namespace, .chain_id, .version, .is_latest, .is_forgotten, .is_redacted, .title, .source,
+  .id, .namespace, .chain_id, .version, .is_latest, .is_forgotten, .is_redacted, .title, .source, .path,
   .metadata, .fact_count, .created_at, .recorded_at, .superseded_at, .forgotten_at, .restored_at,
   .redacted_at
 }
 
-// Search filters (graphmem/store/views.py Filters), bound to a fact: {{ fact_filters(f) }}.
+// A folder: an exact path ($filter_path), or a path and everything below it ($filter_path_prefix 'a/b' with
+// $filter_path_below 'a/b/': a/b and a/b/c match, a/bc never). Documents and facts both carry their memory
+// version's path.
+// fragment: path_filter
+($filter_path IS NULL OR _x_.path = $filter_path)
+AND ($filter_path_prefix IS NULL OR _x_.path = $filter_path_prefix OR _x_.path STARTS WITH $filter_path_below)
+
+// Search filters (graphmem/store/views.py filter_params), bound to a fact: {{ fact_filters(f) }}.
 // fragment: fact_filters
-($filter_since IS NULL OR _x_.recorded_at >= $filter_since)
+{{ path_filter(_x_) }}
+AND ($filter_since IS NULL OR _x_.recorded_at >= $filter_since)
 AND ($filter_until IS NULL OR _x_.recorded_at <= $filter_until)
 AND ($filter_document_id IS NULL OR _x_.document_id = $filter_document_id)
 AND ($filter_source IS NULL OR EXISTS { MATCH (_x_)<-[:CONTAINS]-(fd:Document) WHERE fd.source = $filter_source })

@@ -39,7 +39,7 @@ def tombstone_key(key: str) -> str:
 
 def document_record(*, now: int, namespace: str, content: str, digest: str, chain_id: str | None,
                     version: int, created_at: int | None, title: str | None, source: str | None,
-                    metadata: str | None, request_key: str | None, request_hash: str | None,
+                    metadata: str | None, path: str | None, request_key: str | None, request_hash: str | None,
                     fact_count: int) -> dict[str, Any]:
     """The Document node of one version, as the map ``documents_create`` writes.
 
@@ -51,7 +51,7 @@ def document_record(*, now: int, namespace: str, content: str, digest: str, chai
     document = {
         "id": doc_id, "namespace": namespace, "chain_id": chain, "version": version,
         "version_key": f"{chain}|{version}", "is_latest": True, "is_forgotten": False,
-        "is_redacted": False, "title": title, "source": source, "metadata": metadata,
+        "is_redacted": False, "title": title, "source": source, "metadata": metadata, "path": path,
         "content": content, "content_hash": digest, "current_hash_key": digest,
         "request_key": request_key, "request_hash": request_hash, "fact_count": fact_count,
         "created_at": created_at if created_at is not None else now, "recorded_at": now,

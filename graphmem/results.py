@@ -18,8 +18,13 @@ from graphmem.model import ForgetMode
 # ---- documents ----------------------------------------------------------------------------------------
 
 
+INFERENCE = ("graphmem stores what was written and extracts from it; it infers nothing, so this is false for "
+             "everything today")
+
+
 class DocumentInfo(BaseModel):
-    """One version of a memory, without its content."""
+    """One version of a memory, without its content. Lineage fields carry the gateway seed's meaning: version,
+    is_latest, is_forgotten, is_inference, parent_memory_id."""
 
     id: str
     namespace: str
@@ -27,9 +32,11 @@ class DocumentInfo(BaseModel):
     version: int | None = Field(None, description="None when unknown, never a made-up 1")
     is_latest: bool
     is_forgotten: bool
+    is_inference: bool = Field(False, description=INFERENCE)
     is_redacted: bool = False
     title: str | None = None
     source: str | None = None
+    path: str | None = Field(None, description="the memory's folder, e.g. projects/atlas/decisions")
     metadata: dict[str, str | int | float | bool] | None = None
     fact_count: int | None = None
     created_at: int | None = Field(None, description="first version's time, epoch ms UTC")
@@ -38,7 +45,7 @@ class DocumentInfo(BaseModel):
     forgotten_at: int | None = None
     restored_at: int | None = None
     redacted_at: int | None = None
-    parent_id: str | None = Field(None, description="the previous version's id")
+    parent_memory_id: str | None = Field(None, description="the previous version's id")
 
     @field_validator("metadata", mode="before")
     @classmethod
@@ -47,7 +54,7 @@ class DocumentInfo(BaseModel):
 
     @classmethod
     def from_row(cls, row: dict[str, Any], **extra: Any) -> DocumentInfo:
-        return cls.model_validate({**row["document"], "parent_id": row.get("parent_id"), **extra})
+        return cls.model_validate({**row["document"], "parent_memory_id": row.get("parent_memory_id"), **extra})
 
 
 class Document(DocumentInfo):
@@ -109,6 +116,33 @@ class IngestOutcome(BaseModel):
     error: ErrorReport | None = None
 
 
+# ---- handoffs -----------------------------------------------------------------------------------------
+
+
+class HandoffContext(BaseModel):
+    goal: str
+    summary: str
+    decisions: list[str]
+    next_steps: list[str]
+    references: list[str]
+
+
+class Handoff(BaseModel):
+    """A revision of a project's handoff; ``version`` 0 with no context when the project has none yet."""
+
+    project: str
+    version: int
+    context: HandoffContext | None = None
+    author: str | None = Field(None, description="the credential that saved it, or 'local'")
+    created_at: int | None = None
+    id: str | None = None
+
+
+class HandoffPage(BaseModel):
+    items: list[Handoff] = Field(description="the latest revision of each project, by project name")
+    next_cursor: str | None = None
+
+
 # ---- jobs ---------------------------------------------------------------------------------------------
 
 
@@ -152,6 +186,7 @@ class Citation(BaseModel):
     document_id: str
     title: str | None
     source: str | None
+    path: str | None = None
     start: int
     end: int
 
@@ -172,12 +207,17 @@ class EntityRef(BaseModel):
 
 
 class FactHit(BaseModel):
+    """A fact found by a search, with the lineage of the memory version it belongs to."""
+
     fact_id: str
     text: str
     score: float
     similarity: float = Field(description="cosine similarity to the query, 0..1 scale")
-    version: int | None
+    version: int | None = Field(description="its memory version's; None when unknown")
     is_latest: bool
+    is_forgotten: bool = False
+    is_inference: bool = Field(False, description=INFERENCE)
+    parent_memory_id: str | None = Field(None, description="the previous version of its memory")
     recorded_at: int
     citation: Citation
     entities: list[EntityRef]

@@ -54,7 +54,7 @@ def test_add_stores_document_and_sentence_facts(service: MemoryService, ctx: Cal
     doc = add(service, ctx, ns, content, title="Alice", source="notes/alice.md",
               metadata={"topic": "people", "stars": 3, "score": 0.5, "ok": True})
     assert doc.version == 1 and doc.is_latest and not doc.is_forgotten
-    assert doc.chain_id == doc.id and doc.parent_id is None and doc.latest_id == doc.id
+    assert doc.chain_id == doc.id and doc.parent_memory_id is None and doc.latest_id == doc.id
     assert doc.fact_count == 4
 
     rows = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) "

@@ -31,13 +31,13 @@ def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, n
     v3 = update(service, ctx, v2.id, "Version three. Still going. Three facts.")
     v4 = update(service, ctx, v3.id, "Version four.", expected_version=3)
     assert [v.version for v in (v1, v2, v3, v4)] == [1, 2, 3, 4]
-    assert v4.chain_id == v1.id and v4.parent_id == v3.id and v4.title == "doc" and v4.metadata == {"k": "v"}
+    assert v4.chain_id == v1.id and v4.parent_memory_id == v3.id and v4.title == "doc" and v4.metadata == {"k": "v"}
     assert v4.created_at == v1.created_at and v4.recorded_at > v3.recorded_at > v2.recorded_at
 
     history = service.history(ctx, v2.id).items  # any version's id gives the whole chain
     assert [h.id for h in history] == [v4.id, v3.id, v2.id, v1.id]
     assert [h.is_latest for h in history] == [True, False, False, False]
-    assert [h.parent_id for h in history] == [v3.id, v2.id, v1.id, None]
+    assert [h.parent_memory_id for h in history] == [v3.id, v2.id, v1.id, None]
     assert all(h.superseded_at is not None for h in history[1:]) and history[0].superseded_at is None
     assert history[1].superseded_at == history[0].recorded_at
 

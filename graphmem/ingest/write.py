@@ -41,7 +41,7 @@ def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[d
     return [
         {"id": str(uuid.uuid4()), "namespace": document["namespace"], "document_id": document["id"],
          "position": i, "text": fact.text, "start": fact.start, "end": fact.end, "embedding": fact.embedding,
-         "kind": fact.kind.value, "section": fact.section,
+         "kind": fact.kind.value, "section": fact.section, "path": document.get("path"),
          "attributes": fact.attributes, "is_latest": True, "is_forgotten": False, "is_inference": False,
          "recorded_at": document["recorded_at"], "extractor": EXTRACTOR}
         for i, fact in enumerate(prepared.facts)

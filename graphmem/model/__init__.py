@@ -43,6 +43,8 @@ from graphmem.model.fields import (
     Millis,
     Namespace,
     Namespaces,
+    Path,
+    PathFilter,
     QueryText,
     RequestId,
     Source,
@@ -54,6 +56,7 @@ from graphmem.model.fields import (
     parse,
     within,
 )
+from graphmem.model.handoffs import HandoffInput, HandoffListOptions, Project
 from graphmem.model.queries import (
     MAX_SEED_IDS,
     DocumentSeed,
@@ -100,6 +103,8 @@ __all__ = [
     "ForgetMode",
     "ForgetRequest",
     "FusionWeights",
+    "HandoffInput",
+    "HandoffListOptions",
     "HistoryOptions",
     "Id",
     "IdsSeed",
@@ -110,6 +115,9 @@ __all__ = [
     "Millis",
     "Namespace",
     "Namespaces",
+    "Path",
+    "PathFilter",
+    "Project",
     "QuerySeed",
     "QueryText",
     "RecallRequest",

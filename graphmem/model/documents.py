@@ -19,6 +19,8 @@ from graphmem.model.fields import (
     Input,
     Metadata,
     Millis,
+    Path,
+    PathFilter,
     RequestId,
     Source,
     Title,
@@ -49,14 +51,16 @@ CURRENT = View()
 
 class SearchFilters(Input):
     """Narrowing a search beyond the view: recorded time window (epoch ms UTC, inclusive), one entity the
-    facts must mention, one document (version) they must belong to, one document source. Applied inside
-    every retrieval statement (the ``fact_filters`` fragment of ``cypher/views.cypher``)."""
+    facts must mention, one document (version) they must belong to, one document source, a folder (``path``:
+    exact, or a prefix written ``a/b%``). Applied inside every retrieval statement (the ``fact_filters``
+    fragment of ``cypher/views.cypher``)."""
 
     since: Millis = None
     until: Millis = None
     entity_id: Id | None = None
     document_id: Id | None = None
     source: Annotated[str, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] | None = None
+    path: PathFilter | None = None
 
     @model_validator(mode="after")
     def _window(self) -> SearchFilters:
@@ -82,6 +86,7 @@ class DocumentInput(Input):
     title: Title = None
     source: Source = None
     metadata: Metadata = None
+    path: Path | None = None
     request_id: RequestId = None
 
 
@@ -94,9 +99,12 @@ class IngestItem(Input):
 
 
 class UpdateInput(Input):
-    """A new version of a memory."""
+    """A new version of a memory. ``title``, ``metadata`` and ``path`` left out (None) keep the current ones."""
 
     content: Content
+    title: Title = None
+    metadata: Metadata = None
+    path: Path | None = None
     expected_version: Annotated[int | None, Field(strict=True, ge=1, le=INT64[1],
                                                   description="compare-and-swap on the latest version")] = None
     request_id: RequestId = None
@@ -127,6 +135,7 @@ class DocumentListOptions(Input):
     offset: Annotated[int, Field(strict=True, ge=0), AfterValidator(_offset)] = 0
     cursor: Cursor = None
     view: View = CURRENT
+    path: PathFilter | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> DocumentListOptions:
@@ -145,7 +154,8 @@ class HistoryOptions(Input):
 
 
 class CallerContext(BaseModel):
-    """Who is calling, reduced to what the service needs: the namespaces it may read and write.
+    """Who is calling, reduced to what the service needs: the namespaces it may read and write, and the
+    credential it came with (its name is the author of a handoff; None for the local operator).
 
     Built by the identity module for real callers; tests build it directly. Writing implies reading.
     """
@@ -154,6 +164,8 @@ class CallerContext(BaseModel):
 
     read: frozenset[str] = frozenset()
     write: frozenset[str] = frozenset()
+    credential_id: str | None = None
+    credential_name: str | None = None
 
     @field_validator("read", "write")
     @classmethod

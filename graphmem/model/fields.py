@@ -13,9 +13,11 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from graphmem.config import Limits
 from graphmem.errors import InvalidInput
 
-NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")  # ':' for seed names such as project:mnemolog
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,100}$")
+PATH_PATTERN = re.compile(r"^[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*$")
+PATH_CHARS = 200
 METADATA_KEY_CHARS = 128
 INT64 = (-(2**63), 2**63 - 1)
 MAX_QUERY_CHARS = 1000
@@ -42,7 +44,7 @@ def within(low: int, high: int) -> AfterValidator:
 
 def _namespace(value: object) -> str:
     if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
-        raise ValueError("must be 1-64 characters of A-Z a-z 0-9 . _ -")
+        raise ValueError("must be 1-64 characters of A-Z a-z 0-9 . _ : -")
     if value.startswith("_"):
         raise ValueError("names starting with '_' are reserved for the system")
     return value
@@ -58,6 +60,21 @@ def check_namespace(namespace: object) -> str:
         return _namespace(namespace)
     except ValueError as exc:
         raise InvalidInput(f"namespace {exc}", field="namespace") from None
+
+
+def _path(value: str) -> str:
+    if not 1 <= len(value) <= PATH_CHARS or not PATH_PATTERN.fullmatch(value):
+        raise ValueError(f"must be 1-{PATH_CHARS} characters: segments of A-Z a-z 0-9 . _ - joined by '/', "
+                         "no '/' at either end")
+    return value
+
+
+def _path_filter(value: str) -> str:
+    """An exact path, a prefix with one trailing '%' ("a/b%": a/b and below), or '%' alone (everything)."""
+    if value == "%":
+        return value
+    _path(value.removesuffix("%"))
+    return value
 
 
 def check_id(value: object) -> str:
@@ -160,6 +177,11 @@ Source = Annotated[str | None, Field(strict=True, max_length=HARD_LIMITS.source_
                    limited("source_chars", "chars")]
 Metadata = Annotated[dict[str, str | int | float | bool] | None, BeforeValidator(_metadata)]
 QueryText = Annotated[str, Field(strict=True, max_length=MAX_QUERY_CHARS), AfterValidator(_not_blank)]
+Path = Annotated[str, Field(strict=True, description="a folder: segments of A-Z a-z 0-9 . _ - joined by '/'"),
+                 AfterValidator(_path)]
+PathFilter = Annotated[str, Field(strict=True, max_length=PATH_CHARS + 1,
+                                  description="an exact path, 'a/b%' for a/b and everything below it, or '%'"),
+                       AfterValidator(_path_filter)]
 Phrase = Annotated[str, Field(strict=True, min_length=1, max_length=200)] | None  # triple parts
 Flag = Annotated[bool, Field(strict=True)]
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]

@@ -8,7 +8,18 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from graphmem.model.documents import CURRENT, SearchFilters, View
-from graphmem.model.fields import Cursor, Flag, Fraction, Id, Input, Namespaces, Phrase, QueryText, within
+from graphmem.model.fields import (
+    Cursor,
+    Flag,
+    Fraction,
+    Id,
+    Input,
+    Namespaces,
+    PathFilter,
+    Phrase,
+    QueryText,
+    within,
+)
 
 # ---- search -------------------------------------------------------------------------------------------
 
@@ -53,10 +64,13 @@ class RecallRequest(SearchFilters):
 
 
 class EntitySearchRequest(Input):
+    """Entities by name and meaning, seen through the facts of the view (and of the folder, if ``path``)."""
+
     query: QueryText
     namespaces: Namespaces = None
     limit: Limit = 10
     view: View = CURRENT
+    path: PathFilter | None = None
     explain: Flag = False
     cursor: Cursor = None
 
@@ -72,6 +86,7 @@ class TripleQuery(Input):
     namespaces: Namespaces = None
     limit: Limit = 10
     view: View = CURRENT
+    path: PathFilter | None = None
     cursor: Cursor = None
 
     @model_validator(mode="after")

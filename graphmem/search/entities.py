@@ -17,7 +17,7 @@ from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import ENTITIES, ranked, vector_ranked, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import view_params
+from graphmem.store.views import path_params, view_params
 
 ENTITY_WEIGHTS = {Signal.vector: 1.0, Signal.name: 1.0}  # a typed name is as strong as meaning for entities
 ENTITY_RRF_K = 5
@@ -30,7 +30,8 @@ def search_entities(tx: Tx, dialect: Dialect, namespaces: list[str], vector: lis
     """(the page of hits after ``after`` in fused order, whether more follow). ``seen`` hits came before."""
     depth = min(MAX_DEPTH, seen + request.limit + 1)
     pool = max(30, depth * 3)
-    params: dict[str, Any] = {"namespaces": namespaces, "vector": vector, **view_params(request.view)}
+    params: dict[str, Any] = {"namespaces": namespaces, "vector": vector, **view_params(request.view),
+                              **path_params(request.path)}
     lists = {Signal.vector: vector_ranked(tx, dialect, ENTITIES, params, pool)}
     query = escape_lucene(request.query)
     if query is not None:

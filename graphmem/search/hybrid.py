@@ -94,7 +94,9 @@ def _hit(row: dict[str, Any], fused: Fused, similarity: float, explain: bool) ->
         signals=fused.signal_scores(), fused=fused.score, similarity=similarity,
         path=[row["document_id"], row["id"], *(e.id for e in entities)]) if explain else None
     return FactHit(fact_id=row["id"], text=row["text"], score=fused.score, similarity=similarity,
-                   version=row["version"], is_latest=row["is_latest"], recorded_at=row["recorded_at"],
+                   version=row["version"], is_latest=row["is_latest"], is_forgotten=bool(row["is_forgotten"]),
+                   is_inference=bool(row["is_inference"]), parent_memory_id=row["parent_memory_id"],
+                   recorded_at=row["recorded_at"],
                    citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
-                                     start=row["start"], end=row["end"]),
+                                     path=row["path"], start=row["start"], end=row["end"]),
                    entities=entities, attributes=row["attributes"] or [], explain=explanation)

@@ -22,7 +22,7 @@ from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import view_params
+from graphmem.store.views import path_params, view_params
 
 RESOLVE_K = 50  # entities (and facts, for a term) a text may resolve to
 
@@ -40,7 +40,7 @@ class TripleKey(BaseModel):
 def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: TripleQuery,
                    predicate_lemma: str | None, after: TripleKey | None) -> tuple[list[TripleHit], TripleKey | None]:
     """(one page of triples, the key after which the next page starts, None on the last page)."""
-    params: dict[str, Any] = {"namespaces": namespaces, **view_params(query.view)}
+    params: dict[str, Any] = {"namespaces": namespaces, **view_params(query.view), **path_params(query.path)}
     subject_ids = _entity_ids(tx, dialect, params, query.subject)
     object_ids = _entity_ids(tx, dialect, params, query.object)
     term_entity_ids = _entity_ids(tx, dialect, params, query.term)
@@ -92,4 +92,4 @@ def _hit(row: dict[str, Any]) -> TripleHit:
     return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,
                      statement=statement, fact_id=row["fact_id"], text=row["text"], recorded_at=row["recorded_at"],
                      citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
-                                       start=row["start"], end=row["end"]))
+                                       path=row["path"], start=row["start"], end=row["end"]))

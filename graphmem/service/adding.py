@@ -109,7 +109,7 @@ class Adding:
                         now=now, namespace=ns, content=data.content, digest=digest, chain_id=None, version=1,
                         created_at=None, title=data.title, source=data.source,
                         metadata=json.dumps(data.metadata, sort_keys=True, ensure_ascii=False)
-                        if data.metadata else None,
+                        if data.metadata else None, path=data.path,
                         request_key=request_key, request_hash=request_hash,
                         fact_count=len(prepared[digest].facts))
                     current[digest] = str(document["id"])  # the same text twice in one batch: one memory
@@ -189,7 +189,8 @@ class Adding:
         return [o for o in outcomes if o is not None]
 
     def _new_version(self, ctx: CallerContext, doc_id: str, document: DocumentInput) -> tuple[Document, Change]:
-        update = UpdateInput(content=document.content, request_id=document.request_id)
+        update = UpdateInput(content=document.content, title=document.title, metadata=document.metadata,
+                             path=document.path, request_id=document.request_id)
         return self.documents.update(ctx, doc_id, update), Change.versioned
 
     def _add_alone(self, ctx: CallerContext, namespace: str, document: DocumentInput) -> tuple[Document, Change]:
@@ -206,7 +207,7 @@ def _add_request(namespace: str, data: DocumentInput) -> tuple[str | None, str |
     if not data.request_id:
         return None, None
     payload = {"op": "add", "namespace": namespace, "content": data.content, "title": data.title,
-               "source": data.source, "metadata": data.metadata}
+               "source": data.source, "metadata": data.metadata, "path": data.path}
     return records.request_key(namespace, data.request_id), records.request_hash(payload)
 
 

@@ -12,6 +12,7 @@ Writes: ``update`` is a new version (compare-and-swap with ``expected_version``,
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -26,7 +27,7 @@ from graphmem.results import Document, DocumentInfo, DocumentPage, DocumentSumma
 from graphmem.service.access import readable
 from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain
 from graphmem.store.driver import Tx
-from graphmem.store.views import view_params
+from graphmem.store.views import path_params, view_params
 
 PREVIEW_CHARS = 280
 
@@ -57,15 +58,16 @@ class Documents:
         """Newest first (recorded time, then id), with the total of the view."""
         ns = readable(ctx, namespace)
         options = checked(options, self.core.limits)
-        view_digest = digest(options.view.model_dump())
+        view_digest = digest({"view": options.view.model_dump(), "path": options.path})
         after: _ListCursor | None = None
         if options.cursor is not None:
             after = self.core.cursors.open("documents", options.cursor, _ListCursor)
             if after.ns != ns or after.view != view_digest:
                 raise mismatch()
         as_of = after.as_of if after else options.view.as_of if options.view.as_of is not None else self.core.clock()
-        params = {"namespace": ns, **view_params(View(as_of=as_of, include_forgotten=options.view.include_forgotten,
-                                                      include_superseded=options.view.include_superseded))}
+        params = {"namespace": ns, **path_params(options.path),
+                  **view_params(View(as_of=as_of, include_forgotten=options.view.include_forgotten,
+                                     include_superseded=options.view.include_superseded))}
 
         def read(tx: Tx) -> DocumentPage:
             total_row = tx.single("documents_count", **params)
@@ -73,7 +75,8 @@ class Documents:
                           after_recorded_at=after.recorded_at if after else None,
                           after_id=after.id if after else None, **params)
             items = [DocumentSummary.model_validate({**r["document"], "preview": r["preview"],
-                                                     "parent_id": r["parent_id"]}) for r in rows[:options.limit]]
+                                                     "parent_memory_id": r["parent_memory_id"]})
+                     for r in rows[:options.limit]]
             next_cursor = self.core.cursors.seal("documents", _ListCursor(
                 ns=ns, view=view_digest, as_of=as_of, recorded_at=items[-1].recorded_at,
                 id=items[-1].id)) if len(rows) > options.limit else None
@@ -123,6 +126,7 @@ class Documents:
             ns = row["namespace"]
             request_key = records.request_key(ns, data.request_id) if data.request_id else None
             request_hash = records.request_hash({"op": "update", "id": checked_id, "content": data.content,
+                                                 "title": data.title, "metadata": data.metadata, "path": data.path,
                                                  "expected_version": data.expected_version})
             if request_key:
                 existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
@@ -131,22 +135,27 @@ class Documents:
                     return fetch_document(tx, existing["id"], [ns]), ns, []
             _check_updatable(row, checked_id, data.expected_version)
             digest_ = content_hash(ns, data.content)
-            if digest_ == row["latest_content_hash"]:  # the same text again: nothing to version
+            title = data.title if data.title is not None else row["title"]
+            metadata = json.dumps(data.metadata, sort_keys=True, ensure_ascii=False) \
+                if data.metadata is not None else row["metadata"]
+            path = data.path if data.path is not None else row["path"]
+            if digest_ == row["latest_content_hash"] and (title, metadata, path) == (
+                    row["title"], row["metadata"], row["path"]):  # the same memory again: nothing to version
                 return fetch_document(tx, row["latest_id"], [ns]), ns, []
             twin = tx.single("documents_by_current_hash", hash_keys=[digest_], namespace=ns)
-            if twin is not None:
+            if twin is not None and twin["id"] != row["latest_id"]:
                 raise Conflict(f"memory {twin['id']} already holds exactly this content",
                                next_step="update or forget that memory instead", existing_id=twin["id"])
             now = max(core.clock(), row["latest_recorded_at"] + 1)  # as-of never sees two versions
             document = document_record(
                 now=now, namespace=ns, content=data.content, digest=digest_, chain_id=row["chain_id"],
-                version=row["latest_version"] + 1, created_at=row["created_at"], title=row["title"],
-                source=row["source"], metadata=row["metadata"], request_key=request_key,
+                version=row["latest_version"] + 1, created_at=row["created_at"], title=title,
+                source=row["source"], metadata=metadata, path=path, request_key=request_key,
                 request_hash=request_hash if request_key else None, fact_count=len(prepared.facts))
-            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)
+            tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)  # frees the content hash
             entity_keys = write_documents(tx, ns, [(document, prepared)], now, core.write_options)
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
-            return Document.model_validate({**document, "parent_id": row["latest_id"],
+            return Document.model_validate({**document, "parent_memory_id": row["latest_id"],
                                             "latest_id": document["id"]}), ns, entity_keys
 
         return core.write_labelled(write)

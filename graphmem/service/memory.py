@@ -1,8 +1,8 @@
 """``MemoryService``: the one object every front end calls, composed of small parts, each named for what
-it does (``adding``, ``documents``, ``forgetting``, ``search``, ``exporting``; ``access`` holds the namespace
-checks and ``shared`` what they share). Every public call takes the caller's context and typed inputs
-(``graphmem/model.py``) and returns typed results (``graphmem/results.py``); each logical operation is one
-transaction of named statements (all of it commits, or nothing does).
+it does (``adding``, ``documents``, ``forgetting``, ``search``, ``exporting``, ``handoffs``; ``access`` holds
+the namespace checks and ``shared`` what they share). Every public call takes the caller's context and typed
+inputs (``graphmem/model/``) and returns typed results (``graphmem/results.py``); each logical operation is
+one transaction of named statements (all of it commits, or nothing does).
 
 Isolation rules, applied in every call:
 
@@ -34,6 +34,8 @@ from graphmem.model import (
     ExportFormat,
     ExportRequest,
     ForgetRequest,
+    HandoffInput,
+    HandoffListOptions,
     HistoryOptions,
     IngestItem,
     RecallRequest,
@@ -50,6 +52,8 @@ from graphmem.results import (
     ExportResult,
     FactHit,
     ForgetResult,
+    Handoff,
+    HandoffPage,
     HistoryPage,
     IngestOutcome,
     JobInfo,
@@ -62,6 +66,7 @@ from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.documents import Documents
 from graphmem.service.exporting import Exporting
 from graphmem.service.forgetting import Forgetting
+from graphmem.service.handoffs import Handoffs
 from graphmem.service.search import Search
 from graphmem.service.shared import Core
 from graphmem.store.driver import GraphStore
@@ -78,6 +83,7 @@ class MemoryService:
         self._forgetting = Forgetting(self.core)
         self._search = Search(self.core)
         self._exporting = Exporting(self.core, self._search)
+        self._handoffs = Handoffs(self.core)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -138,6 +144,19 @@ class MemoryService:
 
     def restore(self, ctx: CallerContext, doc_id: str) -> Document:
         return self._forgetting.restore(ctx, doc_id)
+
+    # ---- handoffs -----------------------------------------------------------------------------------------
+
+    def save_handoff(self, ctx: CallerContext, namespace: str, handoff: HandoffInput) -> Handoff:
+        """A new revision of a project's handoff (``service/handoffs.py``: retries, versions, conflicts)."""
+        return self._handoffs.save(ctx, namespace, handoff)
+
+    def get_handoff(self, ctx: CallerContext, namespace: str, project: str, version: int | None = None) -> Handoff:
+        return self._handoffs.get(ctx, namespace, project, version)
+
+    def list_handoffs(self, ctx: CallerContext, namespace: str,
+                      options: HandoffListOptions = HandoffListOptions()) -> HandoffPage:
+        return self._handoffs.list(ctx, namespace, options)
 
     # ---- search -------------------------------------------------------------------------------------------
 

@@ -52,7 +52,7 @@ def fetch_document(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
     if row is None:
         raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
     return Document.model_validate({**row["document"], "content": row["content"],
-                                    "parent_id": row["parent_id"], "latest_id": row["latest_id"]})
+                                    "parent_memory_id": row["parent_memory_id"], "latest_id": row["latest_id"]})
 
 
 def reused_request(request_id: str | None) -> Conflict:

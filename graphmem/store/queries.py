@@ -22,7 +22,7 @@ from pathlib import Path
 CYPHER_DIR = Path(str(files("graphmem.cypher")))
 
 _HEADER = re.compile(r"^//\s*(name|fragment):\s*([a-z][a-z0-9_]*)\s*$")
-_INCLUDE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*(?:\(\s*([a-z][a-z0-9_]*)\s*\))?\s*\}\}")
+_INCLUDE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*(?:\(\s*([a-z_][a-z0-9_]*)\s*\))?\s*\}\}")
 PLACEHOLDER = "_x_"
 
 

@@ -22,4 +22,14 @@ def view_params(view: View) -> dict[str, Any]:
 
 def filter_params(filters: SearchFilters = NO_FILTERS) -> dict[str, Any]:
     """The ``fact_filters`` parameters (only the filters of a model that extends them)."""
-    return {f"filter_{name}": getattr(filters, name) for name in SearchFilters.model_fields}
+    params = {f"filter_{name}": getattr(filters, name) for name in SearchFilters.model_fields if name != "path"}
+    return {**params, **path_params(filters.path)}
+
+
+def path_params(path: str | None) -> dict[str, Any]:
+    """The ``path_filter`` parameters of a path filter: exact, a prefix written ``a/b%``, or ``%`` (none)."""
+    if path is None or path == "%":
+        return {"filter_path": None, "filter_path_prefix": None, "filter_path_below": None}
+    if path.endswith("%"):
+        return {"filter_path": None, "filter_path_prefix": path[:-1], "filter_path_below": path[:-1] + "/"}
+    return {"filter_path": path, "filter_path_prefix": None, "filter_path_below": None}

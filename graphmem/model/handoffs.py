@@ -1,0 +1,47 @@
+"""Inputs of the handoff calls: a project's current state passed from one agent or person to the next (the
+gateway seed's contract: its bounds, its optimistic versioning, its retry keys)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from graphmem.model.fields import INT64, Cursor, Input
+
+PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9._/-]{1,100}$")
+HANDOFF_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
+
+
+def _project(value: str) -> str:
+    if not PROJECT_PATTERN.fullmatch(value):
+        raise ValueError("must be 1-100 characters of A-Z a-z 0-9 . _ / -")
+    return value
+
+
+Project = Annotated[str, Field(strict=True, description="1-100 of A-Z a-z 0-9 . _ / -"), AfterValidator(_project)]
+Entry = Annotated[str, Field(strict=True, max_length=2000)]
+Entries = Annotated[list[Entry], Field(max_length=30, description="at most 30 strings of at most 2,000 characters")]
+
+
+class HandoffInput(Input):
+    """A new revision of a project's handoff. ``expected_version`` is the latest version the writer read (0
+    for the first revision): any other is a conflict. ``request_id`` makes the save retry-safe."""
+
+    project: Project
+    goal: Annotated[str, Field(strict=True, min_length=1, max_length=8000)]
+    summary: Annotated[str, Field(strict=True, max_length=20000)] = ""
+    expected_version: Annotated[int, Field(strict=True, ge=0, le=INT64[1])]
+    request_id: Annotated[str, Field(strict=True, pattern=HANDOFF_REQUEST_ID.pattern,
+                                     description="8-100 of A-Z a-z 0-9 . _ -")]
+    decisions: Entries = Field(default_factory=list)
+    next_steps: Entries = Field(default_factory=list)
+    references: Entries = Field(default_factory=list)
+
+
+class HandoffListOptions(Input):
+    """A page of a namespace's projects (their latest revisions), by project name."""
+
+    limit: Annotated[int, Field(strict=True, ge=1, le=200)] = 100
+    cursor: Cursor = None
