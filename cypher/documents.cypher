@@ -52,7 +52,7 @@ RETURN count(f) AS facts
 // name: chain_forget_documents
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace AND NOT d.is_forgotten
-SET d.is_forgotten = true, d.forgotten_at = $now, d.current_hash_key = null
+SET d.is_forgotten = true, d.forgotten_at = $now, d.current_hash_key = null, d.forget_reason = $reason
 RETURN count(d) AS changed
 
 // name: chain_forget_facts
@@ -80,7 +80,7 @@ RETURN count(f) AS changed
 MATCH (d:Document {chain_id: $chain_id})
 WHERE d.namespace = $namespace AND NOT d.is_redacted
 SET d.forgotten_at = CASE WHEN d.is_forgotten THEN d.forgotten_at ELSE $now END
-SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now,
+SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now, d.forget_reason = $reason,
     d.content = null, d.title = null, d.source = null, d.metadata = null, d.content_hash = null,
     d.current_hash_key = null, d.request_hash = null
 RETURN count(d) AS changed
@@ -165,3 +165,32 @@ RETURN r.namespace AS namespace, r.target_id AS target_id, r.request_hash AS req
        r.result AS result
 ORDER BY namespace
 LIMIT 100
+
+// A memory version's facts in order, with their lineage (a fact shares its version's), and how many it has.
+// name: document_facts
+MATCH (d:Document {id: $id})
+WHERE d.namespace IN $namespaces
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+WITH d, p.id AS parent_memory_id
+MATCH (d)-[:CONTAINS]->(f:Fact)
+WITH d, parent_memory_id, f
+ORDER BY f.position
+LIMIT $limit
+RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
+       f.section AS section, f.attributes AS attributes, f.recorded_at AS recorded_at,
+       f.superseded_at AS superseded_at, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
+       f.is_inference AS is_inference, d.version AS version, parent_memory_id
+
+// name: document_entities
+MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact)-[:MENTIONS]->(e:Entity)
+WHERE d.namespace IN $namespaces AND e.namespace = d.namespace
+WITH DISTINCT e
+RETURN e.id AS id, e.name AS name, e.type AS type
+ORDER BY name, id
+LIMIT $limit
+
+// name: document_totals
+MATCH (d:Document {id: $id})
+WHERE d.namespace IN $namespaces
+RETURN COUNT { MATCH (d)-[:CONTAINS]->(:Fact) } AS facts,
+       COUNT { MATCH (d)-[:CONTAINS]->(:Fact)-[:MENTIONS]->(e:Entity) WITH DISTINCT e RETURN e } AS entities

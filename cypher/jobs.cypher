@@ -81,3 +81,10 @@ WITH j
 LIMIT 1000
 DETACH DELETE j
 RETURN count(*) AS purged
+
+// Jobs by state, for /metrics.
+// name: jobs_by_status
+MATCH (j:Job)
+WHERE j.namespace = '_system'
+RETURN j.status AS status, count(*) AS jobs
+ORDER BY status

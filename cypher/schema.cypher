@@ -58,6 +58,12 @@ CREATE INDEX document_path IF NOT EXISTS FOR (n:Document) ON (n.path)
 // name: index_fact_path
 CREATE INDEX fact_path IF NOT EXISTS FOR (n:Fact) ON (n.path)
 
+// name: constraint_credential_id
+CREATE CONSTRAINT credential_id IF NOT EXISTS FOR (n:Credential) REQUIRE n.id IS UNIQUE
+
+// name: constraint_credential_token_digest
+CREATE CONSTRAINT credential_token_digest IF NOT EXISTS FOR (n:Credential) REQUIRE n.token_digest IS UNIQUE
+
 // name: index_document_namespace
 CREATE INDEX document_namespace IF NOT EXISTS FOR (n:Document) ON (n.namespace)
 

@@ -1,7 +1,5 @@
-"""The FastAPI application: lifespan (engine, driver, schema), ``/health``, and typed error responses.
-
-The GraphQL API and the MCP server mount here in later work; both call ``Runtime.service``.
-"""
+"""The FastAPI application: lifespan (engine, driver, schema, owner credential, job worker), ``/health``, the
+HTTP API (``graphmem/http/``), ``/metrics`` and the offline docs."""
 
 from __future__ import annotations
 
@@ -11,25 +9,38 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
 
 from graphmem import __version__
 from graphmem.config import Settings
-from graphmem.errors import GraphmemError
+from graphmem.http import credentials, docs, errors, graph, memories, work
+from graphmem.http.errors import BodyLimit
+from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from graphmem.runtime import Runtime
+
+OPENAPI_TAGS = [
+    {"name": "memories", "description": "Remember, read, update, forget, search and recall memories."},
+    {"name": "graph", "description": "Entities, triples and the bounded evidence graph."},
+    {"name": "jobs and handoffs", "description": "Background ingestion, and a project's state passed on."},
+    {"name": "credentials", "description": "The owner's credential administration."},
+]
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
     """Build an app. With ``runtime`` given (tests), the app uses it and leaves closing it to the caller."""
+    chosen = runtime.settings if runtime is not None else settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if runtime is not None:
             app.state.runtime = runtime
+            await run_in_threadpool(runtime.identity.ensure_owner, runtime.settings.data_dir)
             yield
             return
-        opened = await run_in_threadpool(Runtime.open, settings or Settings())
+        opened = await run_in_threadpool(Runtime.open, chosen)
         app.state.runtime = opened
+        await run_in_threadpool(opened.identity.ensure_owner, opened.settings.data_dir)
         # Models and search indexes load in the background: the server answers /health at once, and the
         # first search does not pay seconds of index loading.
         threading.Thread(target=opened.warm_up, name="graphmem-warm-up", daemon=True).start()
@@ -43,17 +54,30 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
                 await run_in_threadpool(jobs.stop)
             await run_in_threadpool(opened.close)
 
-    app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_tags=OPENAPI_TAGS,
+                  description="A self-hosted knowledge-graph memory server. Authenticate with "
+                              "`Authorization: Bearer <token>` (or `X-API-Key`); times are epoch milliseconds UTC.")
+    metrics = Metrics(lambda: getattr(app.state, "runtime", None))
+    errors.install(app)
+    for router in (memories.router, graph.router, work.router, credentials.router):
+        app.include_router(router)
+    docs.install(app)
 
-    @app.exception_handler(GraphmemError)
-    async def graphmem_error(_: Request, exc: GraphmemError) -> JSONResponse:
-        return JSONResponse(status_code=exc.http_status, content={"error": exc.to_dict()})
-
-    @app.get("/health")
+    @app.get("/health", include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
         """200 with engine state, dialect and versions; 503 when the database cannot be reached."""
         current: Runtime = request.app.state.runtime
         healthy, report = await run_in_threadpool(current.health)
         return JSONResponse(status_code=200 if healthy else 503, content=report)
 
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus() -> Response:
+        return Response(await run_in_threadpool(metrics.exposition), media_type=CONTENT_TYPE)
+
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    if chosen.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=chosen.cors_origins, allow_methods=["*"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type"])
+    app.add_middleware(BodyLimit, default_max=chosen.body_max_bytes, caps={"/v1/jobs": chosen.jobs_body_max_bytes})
     return app

@@ -73,6 +73,17 @@ class Settings(BaseSettings):
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = Field(8420, ge=1, le=65535)
+    public_url: str = Field("http://127.0.0.1:8420", description="where clients reach this server")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; none by default")
+    body_max_bytes: int = Field(2 * 1024 * 1024, ge=1024, description="request body cap")
+    jobs_body_max_bytes: int = Field(10 * 1024 * 1024, ge=1024, description="request body cap of POST /v1/jobs")
+
+    # Identity: namespaces, credentials' rate limits (per credential, per window; 0 = off).
+    default_namespace: str = Field("default", pattern=r"^[A-Za-z0-9.:-][A-Za-z0-9._:-]{0,63}$")
+    rate_limit_reads: int = Field(300, ge=0, description="reads and searches per window")
+    rate_limit_writes: int = Field(180, ge=0, description="writes per window")
+    rate_limit_window_s: int = Field(60, ge=1)
+    rate_limit_storage: str = Field("memory://", description="limits storage URI (redis://host:6379 to share)")
 
     # Ingestion and models.
     embedder: EmbedderChoice = EmbedderChoice.minilm

@@ -59,6 +59,16 @@ class Conflict(GraphmemError):
         super().__init__(message, next_step=next_step, **details)
 
 
+class RateLimited(GraphmemError):
+    """The credential made too many calls of this kind in the window; ``retry_after`` is in seconds."""
+
+    code = "rate_limited"
+    http_status = 429
+
+    def __init__(self, message: str, *, retry_after: int, **details: Any) -> None:
+        super().__init__(message, retry_after=retry_after, **details)
+
+
 class Unavailable(GraphmemError):
     """The graph database cannot be reached or did not answer in time."""
 

@@ -15,6 +15,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from graphmem.model import ForgetMode
 
+
+class EntityRef(BaseModel):
+    """An entity as a result names it."""
+
+    id: str
+    name: str | None
+    type: str | None
+
+
 # ---- documents ----------------------------------------------------------------------------------------
 
 
@@ -60,6 +69,36 @@ class DocumentInfo(BaseModel):
 class Document(DocumentInfo):
     content: str | None = Field(None, description="None once redacted")
     latest_id: str | None = Field(None, description="id of the chain's latest version")
+
+
+class FactInfo(BaseModel):
+    """A fact of a memory version, with that version's lineage."""
+
+    id: str
+    text: str | None = Field(description="None once redacted")
+    start: int
+    end: int
+    position: int
+    kind: str | None = Field(None, description="sentence, item, field, code, table, html or meta")
+    section: str | None = None
+    attributes: list[str] = Field(default_factory=list)
+    version: int | None = Field(None, description="its memory version's; None when unknown")
+    is_latest: bool
+    is_forgotten: bool
+    is_inference: bool = Field(False, description=INFERENCE)
+    parent_memory_id: str | None = None
+    recorded_at: int
+    superseded_at: int | None = None
+
+
+class MemoryDetail(BaseModel):
+    """A memory version with its facts (in order) and the entities they mention, each list bounded."""
+
+    memory: Document
+    facts: list[FactInfo]
+    facts_total: int
+    entities: list[EntityRef]
+    entities_total: int
 
 
 class DocumentSummary(DocumentInfo):
@@ -196,14 +235,6 @@ class Explanation(BaseModel):
     fused: float
     similarity: float
     path: list[str] = Field(description="document id → fact id → entity ids")
-
-
-class EntityRef(BaseModel):
-    """An entity as a result names it."""
-
-    id: str
-    name: str | None
-    type: str | None
 
 
 class FactHit(BaseModel):

@@ -12,6 +12,7 @@ from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.cursors import Cursors, cursor_key
 from graphmem.errors import ConfigurationError, GraphmemError
+from graphmem.identity import CredentialStore, Identity, RateLimits
 from graphmem.ingest.jobs import JobWorker
 from graphmem.ingest.pipeline import Pipeline
 from graphmem.nlp.embedder import DIMENSIONS, embedder_name
@@ -29,6 +30,7 @@ class Runtime:
     settings: Settings
     store: GraphStore
     service: MemoryService
+    identity: Identity
     engine: BundledEngine | None = None
     owns_engine: bool = False
     schema_version: int = 0
@@ -77,7 +79,10 @@ class Runtime:
         pipeline = Pipeline(settings)
         versions["embedder"] = embedder_name(settings.embedder)
         service = MemoryService(store, settings, pipeline, Cursors(cursor_key(settings)))
-        return cls(settings, store, service, engine,
+        limits = RateLimits(settings.rate_limit_reads, settings.rate_limit_writes, settings.rate_limit_window_s,
+                            settings.rate_limit_storage)
+        identity = Identity(CredentialStore(store), limits, settings.default_namespace)
+        return cls(settings, store, service, identity, engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
 
     def warm_up(self) -> None:

@@ -59,3 +59,15 @@ def test_installed_wheel_runs_outside_the_repository(wheel_venv: tuple[Path, Pat
                              capture_output=True, text=True, timeout=120)
     names = {entry["name"] for entry in json.loads(printed.stdout)}
     assert names == set(statements())
+
+
+def test_installed_wheel_serves_the_offline_docs_assets(wheel_venv: tuple[Path, Path], tmp_path: Path) -> None:
+    wheel, venv = wheel_venv
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"graphmem/web/vendor/swagger-ui/swagger-ui-bundle.js", "graphmem/web/vendor/redoc/redoc.standalone.js",
+            "graphmem/web/vendor/swagger-ui/LICENSE", "graphmem/web/vendor/redoc/LICENSE"} <= names
+    shown = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "from graphmem.web import VENDOR_DIR; print((VENDOR_DIR / 'swagger-ui' / "
+                            "'swagger-ui-bundle.js').stat().st_size)"], cwd=tmp_path, check=True,
+                           capture_output=True, text=True)
+    assert int(shown.stdout) > 100_000

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from graphmem.cli.credentials import credentials_app
 from graphmem.cli.engine import engine_app
 from graphmem.cli.ingesting import ingest, reembed
 from graphmem.cli.server import serve, worker
@@ -20,6 +21,7 @@ app.command()(ingest)
 app.command()(reembed)
 app.command()(worker)
 app.add_typer(engine_app, name="engine")
+app.add_typer(credentials_app, name="credentials")
 
 
 @app.command("cypher-statements", hidden=True)

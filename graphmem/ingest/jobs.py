@@ -32,7 +32,9 @@ from graphmem.store.driver import GraphStore, Tx
 
 log = logging.getLogger(__name__)
 
-MAX_JOB_CHARS = 5_000_000  # a job's payload lives on one node: keep it well inside what servers store
+# A job's payload is one property written by one statement: it stays well under the bundled engine's 16 MiB
+# Bolt message cap (a larger batch is several jobs).
+MAX_JOB_BYTES = 8 * 1024 * 1024
 
 
 class LeaseLost(Exception):

@@ -118,7 +118,15 @@ class ForgetMode(StrEnum):
 
 class ForgetRequest(Input):
     mode: ForgetMode = ForgetMode.soft
+    reason: Annotated[str | None, Field(strict=True, max_length=500, description="kept on the versions")] = None
     request_id: RequestId = None
+
+
+class MemoryDetailOptions(Input):
+    """How much of a memory's facts and entities one read returns (in position and name order)."""
+
+    facts: Annotated[int, Field(strict=True, ge=0, le=1000)] = 200
+    entities: Annotated[int, Field(strict=True, ge=0, le=1000)] = 200
 
 
 def _offset(value: int) -> int:

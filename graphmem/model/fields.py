@@ -165,6 +165,7 @@ def _metadata(value: object, info: ValidationInfo) -> object:
 # ---- field types --------------------------------------------------------------------------------------
 
 Namespace = Annotated[str, BeforeValidator(_namespace)]
+NamespaceOrAll = Annotated[str, BeforeValidator(lambda value: value if value == "*" else _namespace(value))]
 Namespaces = Annotated[list[Namespace] | None, Field(min_length=1, max_length=MAX_NAMESPACES)]
 Id = Annotated[str, Field(strict=True, pattern=ID_PATTERN.pattern)]
 RequestId = Annotated[str | None, Field(strict=True, pattern=REQUEST_ID_PATTERN.pattern,

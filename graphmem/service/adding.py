@@ -14,7 +14,7 @@ from typing import Any
 
 from graphmem import records
 from graphmem.errors import Conflict, GraphmemError, InvalidInput, Unavailable
-from graphmem.ingest.jobs import MAX_JOB_CHARS, get_job, job_record
+from graphmem.ingest.jobs import MAX_JOB_BYTES, get_job, job_record
 from graphmem.ingest.pipeline import PreparedDocument, Progress
 from graphmem.ingest.write import write_documents
 from graphmem.model import CallerContext, DocumentInput, IngestItem, UpdateInput, check_id, checked
@@ -133,11 +133,11 @@ class Adding:
         if not 1 <= len(items) <= limit:
             raise InvalidInput(f"a batch holds 1 to {limit} documents", field="items")
         inputs = [checked(item, self.core.limits) for item in items]
-        size = sum(len(i.content) for i in inputs)
-        if size > MAX_JOB_CHARS:
-            raise InvalidInput(f"a job holds at most {MAX_JOB_CHARS} characters of content; this one has {size}",
-                               field="items")
         record = job_record(ns, [i.model_dump(exclude_none=True) for i in inputs], self.core.clock())
+        size = len(str(record["payload"]).encode())
+        if size > MAX_JOB_BYTES:
+            raise InvalidInput(f"a job holds at most {MAX_JOB_BYTES} bytes of memories as JSON; this one has {size}: "
+                               "submit it as several jobs", field="items")
         self.core.store.write(lambda tx: tx.run("job_create", job=record))
         return get_job(self.core.store, ctx, str(record["id"]))
 

@@ -21,9 +21,28 @@ from graphmem import records
 from graphmem.cursors import digest, mismatch
 from graphmem.errors import Conflict, NotFound
 from graphmem.ingest.write import write_documents
-from graphmem.model import CallerContext, DocumentListOptions, HistoryOptions, UpdateInput, View, check_id, checked
+from graphmem.model import (
+    CallerContext,
+    DocumentListOptions,
+    HistoryOptions,
+    MemoryDetailOptions,
+    UpdateInput,
+    View,
+    check_id,
+    checked,
+)
 from graphmem.records import content_hash, document_record
-from graphmem.results import Document, DocumentInfo, DocumentPage, DocumentSummary, HistoryPage, NamespaceCounts
+from graphmem.results import (
+    Document,
+    DocumentInfo,
+    DocumentPage,
+    DocumentSummary,
+    EntityRef,
+    FactInfo,
+    HistoryPage,
+    MemoryDetail,
+    NamespaceCounts,
+)
 from graphmem.service.access import readable
 from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain
 from graphmem.store.driver import Tx
@@ -53,6 +72,22 @@ class Documents:
         """Any version by its id; the result says its version, whether it is latest, and the latest id."""
         checked_id = check_id(doc_id)
         return self.core.store.read(lambda tx: fetch_document(tx, checked_id, ctx.readable))
+
+    def detail(self, ctx: CallerContext, doc_id: str, options: MemoryDetailOptions) -> MemoryDetail:
+        """A version with its facts in order and the entities they mention, each list bounded by ``options``."""
+        checked_id = check_id(doc_id)
+        params = {"id": checked_id, "namespaces": ctx.readable}
+
+        def read(tx: Tx) -> MemoryDetail:
+            memory = fetch_document(tx, checked_id, ctx.readable)
+            facts = tx.run("document_facts", limit=options.facts, **params) if options.facts else []
+            entities = tx.run("document_entities", limit=options.entities, **params) if options.entities else []
+            totals = tx.single("document_totals", **params) or {"facts": 0, "entities": 0}
+            return MemoryDetail(memory=memory, facts=[FactInfo.model_validate(f) for f in facts],
+                                facts_total=totals["facts"], entities=[EntityRef.model_validate(e) for e in entities],
+                                entities_total=totals["entities"])
+
+        return self.core.store.read(read)
 
     def list(self, ctx: CallerContext, namespace: str, options: DocumentListOptions) -> DocumentPage:
         """Newest first (recorded time, then id), with the total of the view."""

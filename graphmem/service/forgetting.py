@@ -68,7 +68,7 @@ class Forgetting:
             ns, chain_id, now = row["namespace"], row["chain_id"], self.core.clock()
             if any(r["namespace"] == ns for r in receipts):
                 raise reused_request(rid)
-            params = {"chain_id": chain_id, "namespace": ns, "now": now}
+            params = {"chain_id": chain_id, "namespace": ns, "now": now, "reason": request.reason}
             step = _FORGET_STATEMENTS[forget_mode]
             mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
                 if forget_mode is not ForgetMode.soft else None

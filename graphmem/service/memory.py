@@ -38,6 +38,7 @@ from graphmem.model import (
     HandoffListOptions,
     HistoryOptions,
     IngestItem,
+    MemoryDetailOptions,
     RecallRequest,
     SearchRequest,
     TripleQuery,
@@ -57,6 +58,7 @@ from graphmem.results import (
     HistoryPage,
     IngestOutcome,
     JobInfo,
+    MemoryDetail,
     NamespaceCounts,
     RecallResult,
     RenderedExport,
@@ -123,6 +125,11 @@ class MemoryService:
 
     def get_document(self, ctx: CallerContext, doc_id: str) -> Document:
         return self._documents.get(ctx, doc_id)
+
+    def get_memory(self, ctx: CallerContext, doc_id: str,
+                   options: MemoryDetailOptions = MemoryDetailOptions()) -> MemoryDetail:
+        """A version with its facts (lineage fields on each) and the entities they mention."""
+        return self._documents.detail(ctx, doc_id, options)
 
     def list_documents(self, ctx: CallerContext, namespace: str,
                        options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:

@@ -1,0 +1,66 @@
+"""Who is calling, for the HTTP routes: the token (``Authorization: Bearer`` or ``X-API-Key``) through the
+identity module, charged once per request as a read or a write, and the namespace a request names (``scope``)
+turned into the service's caller context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+
+from graphmem.identity import Charge, Credential, Identity
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+
+
+def runtime_of(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def token_of(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.headers.get("x-api-key") or None
+
+
+@dataclass(frozen=True)
+class Caller:
+    runtime: Runtime
+    credential: Credential
+
+    @property
+    def identity(self) -> Identity:
+        return self.runtime.identity
+
+    def scope(self, namespace: str | None) -> tuple[CallerContext, str]:
+        """The caller's context, and the namespace the request addresses."""
+        return self.identity.context(self.credential, namespace)
+
+
+def _check(runtime: Runtime, token: str | None, kind: Charge) -> Caller:
+    credential = runtime.identity.authenticate(token)
+    runtime.identity.charge(credential, kind)
+    return Caller(runtime, credential)
+
+
+async def _caller(request: Request, kind: Charge) -> Caller:
+    """Checked on the event loop when everything it needs is in memory (the usual case: a cached credential
+    and in-memory rate limits), else in the thread pool: a request pays one thread hop, for its route."""
+    runtime, token = runtime_of(request), token_of(request)
+    if runtime.identity.served_from_memory(token):
+        return _check(runtime, token, kind)
+    return await run_in_threadpool(_check, runtime, token, kind)
+
+
+async def reader(request: Request) -> Caller:
+    """A route that reads or searches."""
+    return await _caller(request, Charge.read)
+
+
+async def writer(request: Request) -> Caller:
+    """A route that writes."""
+    return await _caller(request, Charge.write)

@@ -1,0 +1,84 @@
+"""``/metrics`` (Prometheus): requests by route template, method and status; request latency; ingestion jobs
+by state; whether the graph database answers. Labels never carry a namespace, an id, a token or user text:
+the route is its template (``/v1/memories/{memory_id}``), unmatched paths are one label."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graphmem.errors import GraphmemError
+from graphmem.runtime import Runtime
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class _Store(Collector):
+    """Read at scrape time: jobs by state and whether the database answers."""
+
+    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
+        self._runtime = runtime
+
+    def collect(self) -> Iterator[Metric]:
+        runtime = self._runtime()
+        reachable = GaugeMetricFamily("graphmem_database_reachable", "1 when the graph database answers")
+        jobs = GaugeMetricFamily("graphmem_jobs", "ingestion jobs by state", labels=["state"])
+        if runtime is not None:
+            try:
+                rows = runtime.store.read(lambda tx: tx.run("jobs_by_status"))
+                reachable.add_metric([], 1)
+                for row in rows:
+                    jobs.add_metric([str(row["status"])], int(row["jobs"]))
+            except GraphmemError:
+                reachable.add_metric([], 0)
+        yield reachable
+        yield jobs
+
+
+class Metrics:
+    """One registry per app (tests build many apps in one process)."""
+
+    def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("graphmem_http_requests", "HTTP requests", ["route", "method", "status"],
+                                registry=self.registry)
+        self.latency = Histogram("graphmem_http_request_seconds", "HTTP request latency", ["route", "method"],
+                                 registry=self.registry,
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.registry.register(_Store(runtime))
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(template, method, str(status)).inc()
+            self.metrics.latency.labels(template, method).observe(time.perf_counter() - started)

@@ -1,0 +1,119 @@
+"""From a token and the namespace a request names to the ``CallerContext`` the service checks.
+
+* ``authenticate``: token → credential. Lookups are cached in process for ``CACHE_S`` seconds; a revocation
+  made in this process takes effect at once (its cache entries go), one made elsewhere within ``CACHE_S``.
+  ``last_used_at`` is written at most once a minute per credential.
+* ``context``: credential + the namespace the request names → the caller's context and the namespace the
+  request addresses. A ``*`` credential may name any namespace that does not start with ``_``; a request that
+  names none uses the credential's only namespace, or else the default namespace
+  (``GRAPHMEM_DEFAULT_NAMESPACE``) if the credential may use it; otherwise it is invalid input that lists what
+  it may name. A namespace the credential may not use is simply absent from the context, so the service's
+  rules answer: reading it is *not found*, writing it is *forbidden*.
+* ``charge``: one call of a kind (read or write) against the credential's rate limits.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from cachetools import TTLCache
+
+from graphmem.errors import Forbidden, InvalidInput, Unauthenticated
+from graphmem.identity.credentials import Credential, CredentialStore, NewCredential
+from graphmem.identity.limits import Charge, RateLimits
+from graphmem.model import CallerContext, check_namespace
+
+CACHE_S = 5.0
+TOUCH_EVERY_S = 60.0
+MAX_TOKEN_CHARS = 200
+
+
+class Identity:
+    def __init__(self, credentials: CredentialStore, limits: RateLimits, default_namespace: str) -> None:
+        self.credentials = credentials
+        self.limits = limits
+        self.default_namespace = default_namespace
+        self._cache: TTLCache[str, Credential | None] = TTLCache(maxsize=4096, ttl=CACHE_S)
+        self._touched: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def authenticate(self, token: str | None) -> Credential:
+        """The live credential of ``token``; missing, unknown or revoked is ``Unauthenticated``."""
+        if not token or len(token) > MAX_TOKEN_CHARS:
+            raise Unauthenticated("a bearer token is required (Authorization: Bearer <token>)")
+        with self._lock:
+            cached = self._cache.get(token, ...)
+        credential = self.credentials.by_token(token) if cached is ... else cached
+        if cached is ...:
+            with self._lock:
+                self._cache[token] = credential
+        if credential is None or credential.revoked:
+            raise Unauthenticated("the token is unknown or revoked")
+        self._touch(credential)
+        return credential
+
+    def served_from_memory(self, token: str | None) -> bool:
+        """Would ``authenticate`` and ``charge`` answer without the database or the network (a cached
+        credential, no ``last_used_at`` write due, in-memory rate limits)? Then an event loop may call them."""
+        if not token or not self.limits.local:
+            return False
+        with self._lock:
+            cached = self._cache.get(token, ...)
+            if cached is ... or cached is None:
+                return cached is None
+            return time.monotonic() - self._touched.get(cached.id, -TOUCH_EVERY_S) < TOUCH_EVERY_S
+
+    def _touch(self, credential: Credential) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = now - self._touched.get(credential.id, -TOUCH_EVERY_S) >= TOUCH_EVERY_S
+            if due:
+                self._touched[credential.id] = now
+        if due:
+            self.credentials.touch(credential.id)
+
+    def context(self, credential: Credential, namespace: str | None) -> tuple[CallerContext, str]:
+        """The caller's context and the namespace the request addresses (see the module docstring)."""
+        if namespace is None:
+            namespace = self._default(credential)
+        name = check_namespace(namespace)
+        mine = [] if credential.all_namespaces else credential.namespaces
+        usable = set(mine) | ({name} if credential.all_namespaces or name in mine else set())
+        return CallerContext(read=frozenset(usable), write=frozenset(usable) if credential.can_write else frozenset(),
+                             credential_id=credential.id, credential_name=credential.name), name
+
+    def _default(self, credential: Credential) -> str:
+        if not credential.all_namespaces and len(credential.namespaces) == 1:
+            return credential.namespaces[0]
+        if credential.all_namespaces or self.default_namespace in credential.namespaces:
+            return self.default_namespace
+        raise InvalidInput("name a namespace (scope): this credential may use "
+                           + ", ".join(credential.namespaces), field="namespace", allowed=credential.namespaces)
+
+    def charge(self, credential: Credential, kind: Charge) -> None:
+        self.limits.charge(credential.id, kind)
+
+    # ---- administration (admin credentials only, or the local operator) -----------------------------------
+
+    @staticmethod
+    def require_admin(credential: Credential) -> None:
+        if not credential.admin:
+            raise Forbidden("only an admin credential manages credentials")
+
+    def create(self, new: NewCredential) -> tuple[Credential, str]:
+        return self.credentials.create(new)
+
+    def list(self) -> list[Credential]:
+        return self.credentials.list()
+
+    def revoke(self, credential_id: str) -> Credential:
+        revoked = self.credentials.revoke(credential_id)
+        with self._lock:  # at once in this process
+            for token in [t for t, c in self._cache.items() if c is not None and c.id == revoked.id]:
+                del self._cache[token]
+        return revoked
+
+    def ensure_owner(self, data_dir: Path) -> Path | None:
+        return self.credentials.ensure_owner(data_dir)

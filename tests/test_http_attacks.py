@@ -1,0 +1,170 @@
+"""The attack suite: every data route of the HTTP API, crossed with {no token, unknown token, revoked token, a
+read token writing, a token of namespace A on B's ids and names, a '*' token on a '_' namespace}, gives exactly the
+documented status, and no answer carries any of B's text or ids (an id or name the attacker sent itself may come
+back in the message, exactly as for an id or name that does not exist)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem.app import create_app
+from graphmem.identity import NewCredential, Scope
+from graphmem.model import CallerContext, DocumentInput, HandoffInput
+from graphmem.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class World:
+    a: str  # the attacker's namespace
+    b: str  # the victim's
+    a_memory: str
+    b_memory: str
+    b_job: str
+    secrets: tuple[str, ...]  # B's text and ids: never in an answer to A
+    tokens: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    write: bool
+    call: Callable[[TestClient, dict[str, str], World, str], Any]  # (client, headers, world, target) -> response
+    by_id: bool = False  # addresses B by an id (else by a namespace name)
+
+
+def _target_ns(world: World, target: str) -> str:
+    return {"own": world.a, "victim": world.b, "system": "_system"}[target]
+
+
+def _memory(world: World, target: str) -> str:
+    return world.b_memory if target == "victim" else world.a_memory
+
+
+def scope(world: World, target: str) -> dict[str, str]:
+    return {"scope": _target_ns(world, target)}
+
+
+ROUTES = [
+    Route("GET /v1/memories", False, lambda c, h, w, t: c.get("/v1/memories", params=scope(w, t), headers=h)),
+    Route("GET /v1/memories/search", False, lambda c, h, w, t: c.get(
+        "/v1/memories/search", params={**scope(w, t), "query": "quartz ledger"}, headers=h)),
+    Route("GET /v1/recall", False, lambda c, h, w, t: c.get(
+        "/v1/recall", params={**scope(w, t), "query": "quartz ledger"}, headers=h)),
+    Route("POST /v1/recall/context", False, lambda c, h, w, t: c.post(
+        "/v1/recall/context", json={**scope(w, t), "query": "quartz ledger"}, headers=h)),
+    Route("GET /v1/memories/{id}", False, lambda c, h, w, t: c.get(
+        f"/v1/memories/{_memory(w, t)}", params=scope(w, t) if t == "system" else {}, headers=h), by_id=True),
+    Route("GET /v1/memories/{id}/history", False, lambda c, h, w, t: c.get(
+        f"/v1/memories/{_memory(w, t)}/history", params=scope(w, t) if t == "system" else {}, headers=h),
+          by_id=True),
+    Route("PATCH /v1/memories/{id}", True, lambda c, h, w, t: c.patch(
+        f"/v1/memories/{_memory(w, t)}", json={"content": "Overwritten."},
+        params=scope(w, t) if t == "system" else {}, headers=h), by_id=True),
+    Route("DELETE /v1/memories/{id}", True, lambda c, h, w, t: c.delete(
+        f"/v1/memories/{_memory(w, t)}", params={"mode": "hard_delete", **(scope(w, t) if t == "system" else {})},
+        headers=h), by_id=True),
+    Route("POST /v1/memories/{id}/forget", True, lambda c, h, w, t: c.post(
+        f"/v1/memories/{_memory(w, t)}/forget", json={"mode": "redact"},
+        params=scope(w, t) if t == "system" else {}, headers=h), by_id=True),
+    Route("POST /v1/memories/{id}/restore", True, lambda c, h, w, t: c.post(
+        f"/v1/memories/{_memory(w, t)}/restore", params=scope(w, t) if t == "system" else {}, headers=h),
+          by_id=True),
+    Route("POST /v1/remember", True, lambda c, h, w, t: c.post(
+        "/v1/remember", json={**scope(w, t), "content": f"Planted {uuid.uuid4()}."}, headers=h)),
+    Route("POST /v1/memories", True, lambda c, h, w, t: c.post(
+        "/v1/memories", json={**scope(w, t), "content": f"Planted {uuid.uuid4()}."}, headers=h)),
+    Route("GET /v1/entities/search", False, lambda c, h, w, t: c.get(
+        "/v1/entities/search", params={**scope(w, t), "query": "Quartz"}, headers=h)),
+    Route("GET /v1/triples", False, lambda c, h, w, t: c.get(
+        "/v1/triples", params={**scope(w, t), "term": "quartz"}, headers=h)),
+    Route("GET /v1/graph", False, lambda c, h, w, t: c.get(
+        "/v1/graph", params={**scope(w, t), "seed": "query", "query": "quartz ledger"}, headers=h)),
+    Route("GET /v1/graph?seed=document", False, lambda c, h, w, t: c.get(
+        "/v1/graph", params={"seed": "document", "id": _memory(w, t), **(scope(w, t) if t == "system" else {})},
+        headers=h), by_id=True),
+    Route("POST /v1/jobs", True, lambda c, h, w, t: c.post(
+        "/v1/jobs", json={**scope(w, t), "memories": [{"content": "Planted by a job."}]}, headers=h)),
+    Route("GET /v1/jobs/{id}", False, lambda c, h, w, t: c.get(
+        f"/v1/jobs/{w.b_job}", params=scope(w, t) if t == "system" else {}, headers=h), by_id=True),
+    Route("GET /v1/handoffs", False, lambda c, h, w, t: c.get("/v1/handoffs", params=scope(w, t), headers=h)),
+    Route("GET /v1/handoffs/{project}", False, lambda c, h, w, t: c.get(
+        "/v1/handoffs/vault/plan", params=scope(w, t), headers=h)),
+    Route("POST /v1/handoffs", True, lambda c, h, w, t: c.post(
+        "/v1/handoffs", json={**scope(w, t), "project": "vault/plan", "goal": "Take over", "expected_version": 1,
+                              "request_id": f"req-{uuid.uuid4().hex[:12]}"}, headers=h)),
+]
+
+CASES = ["no token", "unknown token", "revoked token", "read token writing", "A on B", "* on _system"]
+
+
+def expected(route: Route, case: str) -> int | None:
+    """The documented status; None where the case does not apply to the route."""
+    if case in ("no token", "unknown token", "revoked token"):
+        return 401
+    if case == "read token writing":
+        return 403 if route.write else None
+    if case == "A on B":
+        return 404 if route.by_id or not route.write else 403
+    return 400  # '*' on '_system': a reserved namespace is invalid input
+
+
+@pytest.fixture(scope="module")
+def world(runtime: Runtime) -> Iterator[tuple[TestClient, World]]:
+    a, b = f"a-{uuid.uuid4().hex[:8]}", f"b-{uuid.uuid4().hex[:8]}"
+    service = runtime.service
+    victim = CallerContext.for_namespaces(b)
+    secret_text = f"Quartz ledger {uuid.uuid4().hex} belongs to Vera Quartz."
+    b_memory = service.add_document(victim, b, DocumentInput(content=secret_text, title="vault-title")).id
+    service.save_handoff(victim, b, HandoffInput(project="vault/plan", goal="Guard the vault", expected_version=0,
+                                                 request_id="req-victim-1", summary="victim summary"))
+    b_job = service.submit_documents(victim, b, [DocumentInput(content="Victim job memory.")]).id
+    attacker = CallerContext.for_namespaces(a)
+    a_memory = service.add_document(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).id
+
+    def make(namespaces: list[str], scopes: list[Scope]) -> str:
+        return runtime.identity.create(NewCredential(name="attack", scopes=scopes, namespaces=namespaces))[1]
+
+    revoked_credential, revoked = runtime.identity.create(
+        NewCredential(name="gone", scopes=[Scope.read, Scope.write], namespaces=[a]))
+    runtime.identity.revoke(revoked_credential.id)
+    tokens = {"no token": "", "unknown token": "gm_" + "x" * 43, "revoked token": revoked,
+              "read token writing": make([a], [Scope.read]), "A on B": make([a], [Scope.read, Scope.write]),
+              "* on _system": make(["*"], [Scope.read, Scope.write])}
+    secrets = (secret_text, b_memory, b_job, "vault-title", "Guard the vault", "victim summary", b)
+    with TestClient(create_app(runtime=runtime)) as client:
+        yield client, World(a, b, a_memory, b_memory, b_job, secrets, tokens)
+
+
+TABLE = [(route, case) for route in ROUTES for case in CASES if expected(route, case) is not None]
+
+
+@pytest.mark.parametrize(("route", "case"), TABLE, ids=[f"{r.name} | {c}" for r, c in TABLE])
+def test_attack(world: tuple[TestClient, World], route: Route, case: str) -> None:
+    client, w = world
+    status = expected(route, case)
+    token = w.tokens[case]
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    target = {"read token writing": "own", "A on B": "victim", "* on _system": "system"}.get(case, "victim")
+    response = route.call(client, headers, w, target)
+    assert response.status_code == status, (route.name, case, response.status_code, response.text)
+    if status == 401:
+        assert response.headers["www-authenticate"] == "Bearer"
+    sent = {w.b, w.b_memory, w.b_job} if case == "A on B" else set()  # echoed as for ids that do not exist
+    for secret in w.secrets:
+        if secret not in sent:
+            assert secret not in response.text, (route.name, case, secret)
+
+
+def test_b_is_untouched(world: tuple[TestClient, World], runtime: Runtime) -> None:
+    _, w = world
+    victim = CallerContext.for_namespaces(w.b)
+    memory = runtime.service.get_document(victim, w.b_memory)
+    assert memory.content and memory.content.startswith("Quartz ledger") and not memory.is_forgotten
+    assert runtime.service.namespace_counts(victim, w.b).documents == 1
+    assert runtime.service.get_handoff(victim, w.b, "vault/plan").version == 1

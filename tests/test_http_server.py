@@ -1,0 +1,151 @@
+"""The HTTP API over a real uvicorn server with httpx, rate limits, an engine outage while the server runs, the
+owner credential made once under a race, and ``graphmem credentials`` from a shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from graphmem.app import create_app
+from graphmem.identity import Identity, NewCredential, RateLimits, Scope
+from graphmem.runtime import Runtime
+from helpers import make_settings
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(runtime: Runtime) -> Iterator[str]:
+    """The app on a real uvicorn server on 127.0.0.1, in this process."""
+    port = _free_port()
+    config = uvicorn.Config(create_app(runtime=runtime), host="127.0.0.1", port=port, log_level="warning")
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    running.should_exit = True
+    thread.join(30)
+
+
+def test_end_to_end_over_uvicorn(server: str, runtime: Runtime, ns: str) -> None:
+    _, token = runtime.identity.create(NewCredential(name="e2e", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+        made = client.post("/v1/remember", json={"content": "Ilse moved to Leeds in March.", "path": "people"})
+        assert made.status_code == 201
+        memory_id = made.json()["id"]
+        found = client.get("/v1/memories/search", params={"query": "Where did Ilse move?"})
+        assert found.status_code == 200 and found.json()["results"][0]["document_id"] == memory_id
+        context = client.post("/v1/recall/context", json={"query": "Ilse moved to Leeds in March", "max_tokens": 300})
+        assert context.status_code == 200 and "Leeds" in context.text
+        updated = client.patch(f"/v1/memories/{memory_id}", json={"content": "Ilse moved to York in May."})
+        assert updated.status_code == 200 and updated.json()["version"] == 2
+        handoff = client.post("/v1/handoffs", json={"project": "move", "goal": "Help Ilse move",
+                                                    "expected_version": 0, "request_id": "req-e2e-01"})
+        assert handoff.status_code == 200 and handoff.json()["author"] == "e2e"
+        graph = client.get("/v1/graph", params={"seed": "document", "id": updated.json()["id"]})
+        assert graph.status_code == 200 and graph.json()["totalDocuments"] >= 1
+        assert client.post(f"/v1/memories/{memory_id}/forget", json={"mode": "soft"}).status_code == 200
+        assert client.get("/v1/memories/search", params={"query": "Ilse"}).json()["total"] == 0
+        assert client.get("/v1/memories").status_code == 200
+    assert httpx.get(f"{server}/v1/memories").status_code == 401
+    assert "graphmem_http_requests_total" in httpx.get(f"{server}/metrics").text
+
+
+def test_rate_limits(runtime: Runtime, ns: str) -> None:
+    """A short window set through configuration: the write after the limit is 429 with Retry-After, reads
+    still pass, and the window recovers."""
+    limited = Identity(runtime.identity.credentials, RateLimits(reads=50, writes=2, window_s=2,
+                                                                storage_uri="memory://"), "default")
+    app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
+    _, token = limited.create(NewCredential(name="busy", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(app) as client:
+        for number in range(2):
+            assert client.post("/v1/remember", json={"content": f"Write {number}."}, headers=headers).status_code == 201
+        refused = client.post("/v1/remember", json={"content": "One too many."}, headers=headers)
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+        assert 1 <= int(refused.headers["retry-after"]) <= 2
+        assert client.get("/v1/memories", headers=headers).status_code == 200  # reads have their own count
+        time.sleep(2.2)
+        assert client.post("/v1/remember", json={"content": "After the window."}, headers=headers).status_code == 201
+
+
+def test_owner_made_once_and_an_outage_is_503_then_recovers(run_root: Path) -> None:
+    with Runtime.open(make_settings(run_root / "outage")) as own:
+        made: list[Path | None] = []
+        barrier = threading.Barrier(2)
+
+        def claim() -> None:
+            barrier.wait()
+            made.append(own.identity.ensure_owner(own.settings.data_dir))
+
+        racers = [threading.Thread(target=claim) for _ in range(2)]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join(60)
+        assert len([m for m in made if m is not None]) == 1 and len(own.identity.list()) == 1
+        token_file = own.settings.data_dir / "owner-token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        headers = {"Authorization": f"Bearer {token_file.read_text().strip()}"}
+        with TestClient(create_app(runtime=own)) as client:
+            assert client.get("/v1/memories", headers=headers).status_code == 200
+            assert own.engine is not None
+            own.engine.stop()
+            started = time.perf_counter()
+            down = client.get("/v1/memories", headers=headers)
+            elapsed = time.perf_counter() - started
+            assert down.status_code == 503 and down.json()["error"]["code"] == "unavailable"
+            assert elapsed < 1.0, f"503 took {elapsed:.2f} s"
+            print(f"503 while the engine is down: {elapsed * 1000:.0f} ms")
+            own.engine.ensure_running(owned=True)
+            deadline = time.monotonic() + 60
+            while client.get("/v1/memories", headers=headers).status_code != 200:
+                assert time.monotonic() < deadline, "the server did not recover after the engine came back"
+                time.sleep(0.5)
+
+
+def test_credentials_from_a_shell(runtime: Runtime, ns: str) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    environ["GRAPHMEM_EMBEDDER"] = "hashing"
+    base = [sys.executable, "-m", "graphmem.cli", "credentials"]
+    data = ["--data-dir", str(runtime.settings.data_dir)]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *args, *data], capture_output=True, text=True, timeout=300, env=environ,
+                              check=False)
+
+    created = run("create", "shell bot", "--scope", "read,write", "--namespace", ns)
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    assert token.startswith("gm_") and token not in created.stderr
+    listed = run("list", "--json")
+    entry = next(c for c in json.loads(listed.stdout) if c["name"] == "shell bot")
+    assert entry["scopes"] == ["read", "write"] and entry["namespaces"] == [ns] and token not in listed.stdout
+    assert runtime.identity.authenticate(token).id == entry["id"]
+    assert run("revoke", entry["id"]).returncode == 0
+    revoked = run("list", "--json")
+    assert next(c for c in json.loads(revoked.stdout) if c["id"] == entry["id"])["revoked_at"]
+    bad = run("create", "x", "--scope", "write", "--namespace", ns)
+    assert bad.returncode == 2 and "read" in bad.stderr
