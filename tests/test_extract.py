@@ -228,3 +228,17 @@ def test_fields_give_entities_and_no_triples(tmp_path: Path) -> None:
     assert [fact.kind for fact in document.facts] == ["field", "field"]
     assert {m.entity.name for f in document.facts for m in f.mentions} == {"Alice Johnson", "Microsoft"}
     assert all(not fact.triples for fact in document.facts)
+
+
+@pytest.mark.parametrize("sentence", ["Tomas Berg works at Beta Labs in Oslo.", "Acme Corp acquired Beta Labs.",
+                                      "Priya Raman leads the graph database team."])
+def test_every_triple_joins_entities_its_sentence_mentions(sentence: str) -> None:
+    """The write matches a triple's ends among the fact's entities: an end that is not also a mention (a name
+    NER left unlabelled, a concept) would drop the triple silently."""
+    found = run(sentence)
+    assert found.triples, sentence
+    mentioned = {m.entity for m in found.mentions}
+    for triple in found.triples:
+        assert {triple.subject, triple.object} <= mentioned, (triple, mentioned)
+    for mention in found.mentions:
+        assert sentence[mention.start:mention.end] == mention.entity.name

@@ -163,14 +163,16 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
         if triple not in seen:
             seen.add(triple)
             out.triples.append(triple)
-    # Concepts are entities only where a triple uses them; each such use is also a mention, so every
-    # triple joins entities its fact mentions (deletion and views rely on it).
-    concepts = {ref for t in out.triples for ref in (t.subject, t.object) if ref.type == CONCEPT}
+    # Concepts, and names NER left unlabelled, are entities only where a triple uses them; each such use is
+    # also a mention, so every triple joins entities its fact mentions (the write matches a triple's ends
+    # among the fact's entities, and deletion and views rely on it).
+    unlabelled = {ref for t in out.triples for ref in (t.subject, t.object) if ref.type in (CONCEPT, NAME)}
     for token in doc:
-        if concepts and token.pos_ in ("NOUN", "PROPN") and _argument(token) in concepts:
-            first = min([token.i, *(t.i for t in _modifiers(token))])
-            start = doc[first].idx
-            out.mentions.append(Mention(_argument(token), *span(start, token.idx + len(token))))  # type: ignore[arg-type]
+        used = _argument(token) if unlabelled and token.pos_ in ("NOUN", "PROPN") else None
+        if used is not None and used in unlabelled:
+            before = _modifiers(token) if used.type == CONCEPT else _name_parts(token)
+            start = doc[min([token.i, *(t.i for t in before)])].idx
+            out.mentions.append(Mention(used, *span(start, token.idx + len(token))))
     return out
 
 
@@ -264,9 +266,7 @@ def _argument(token: Token) -> ExtractedEntity | None:
     if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
         return ExtractedEntity(token.text, USER)
     if _proper_name(token):
-        parts = [t for t in token.lefts if t.dep_ == "compound" and t.tag_ in ("NNP", "NNPS")
-                 and t.text[:1].isupper()]
-        name = " ".join(t.text for t in [*sorted(parts, key=lambda t: t.i), token])
+        name = " ".join(t.text for t in [*_name_parts(token), token])
         return ExtractedEntity(name, NAME) if name_is_clean(name) else None
     if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:
         if any(c.dep_ == "prep" and c.lower_ == "of" for c in token.children):
@@ -274,6 +274,12 @@ def _argument(token: Token) -> ExtractedEntity | None:
         name = _concept_name(token)
         return ExtractedEntity(name, CONCEPT) if name_is_clean(name) else None
     return None
+
+
+def _name_parts(token: Token) -> list[Token]:
+    """The capitalised proper nouns compounded before a name's head ("Beta" of "Beta Labs"), in order."""
+    return sorted((t for t in token.lefts if t.dep_ == "compound" and t.tag_ in ("NNP", "NNPS")
+                   and t.text[:1].isupper()), key=lambda t: t.i)
 
 
 def _shouting(sentence: Span) -> bool:
