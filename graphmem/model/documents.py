@@ -26,6 +26,7 @@ from graphmem.model.fields import (
     Title,
     check_namespace,
     limited,
+    within,
 )
 
 # ---- views and filters --------------------------------------------------------------------------------
@@ -129,6 +130,9 @@ class MemoryDetailOptions(Input):
     entities: Annotated[int, Field(strict=True, ge=0, le=1000)] = 200
 
 
+PageLimit = Annotated[int, Field(strict=True), within(1, HARD_LIMITS.page_size_max), limited("page_size_max", "count")]
+
+
 def _offset(value: int) -> int:
     if value > MAX_OFFSET:
         raise ValueError(f"must be from 0 to {MAX_OFFSET}; page deeper with the cursor (next_cursor)")
@@ -139,7 +143,7 @@ class DocumentListOptions(Input):
     """A page of a namespace's memories, newest first. Either ``cursor`` (keyset paging on recorded time
     and id, stable while memories are added) or ``offset`` (at most ``MAX_OFFSET``)."""
 
-    limit: Annotated[int, Field(strict=True), limited("page_size_max", "count")] = 20
+    limit: PageLimit = 20
     offset: Annotated[int, Field(strict=True, ge=0), AfterValidator(_offset)] = 0
     cursor: Cursor = None
     view: View = CURRENT

@@ -6,9 +6,22 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from graphmem.config import Limits
 from graphmem.errors import InvalidInput
@@ -30,16 +43,27 @@ M = TypeVar("M", bound=BaseModel)
 # ---- checks shared by models and plain arguments -------------------------------------------------------
 
 
-def within(low: int, high: int) -> AfterValidator:
+@dataclass(frozen=True)
+class within:
     """A range check whose message names the whole range (pydantic's names only the bound it broke), for
-    the bounded counts of the API: limits, depths, caps, budgets."""
+    the bounded counts of the API: limits, depths, caps, budgets. The range also shows in the JSON schema
+    (``minimum``/``maximum``), so OpenAPI and the MCP tools' input schemas state it."""
 
-    def check(value: int) -> int:
-        if not low <= value <= high:
-            raise ValueError(f"must be from {low} to {high}")
+    low: int
+    high: int
+
+    def check(self, value: int) -> int:
+        if not self.low <= value <= self.high:
+            raise ValueError(f"must be from {self.low} to {self.high}")
         return value
 
-    return AfterValidator(check)
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        found = handler(schema)
+        found.update(minimum=self.low, maximum=self.high)
+        return found
 
 
 def _namespace(value: object) -> str:

@@ -21,6 +21,12 @@ def _project(value: str) -> str:
 
 
 Project = Annotated[str, Field(strict=True, description="1-100 of A-Z a-z 0-9 . _ / -"), AfterValidator(_project)]
+Goal = Annotated[str, Field(strict=True, min_length=1, max_length=8000)]
+Summary = Annotated[str, Field(strict=True, max_length=20000)]
+ExpectedVersion = Annotated[int, Field(strict=True, ge=0, le=INT64[1],
+                                       description="the latest version the writer read; 0 for the first revision")]
+HandoffRequestId = Annotated[str, Field(strict=True, pattern=HANDOFF_REQUEST_ID.pattern,
+                                        description="8-100 of A-Z a-z 0-9 . _ -")]
 Entry = Annotated[str, Field(strict=True, max_length=2000)]
 Entries = Annotated[list[Entry], Field(max_length=30, description="at most 30 strings of at most 2,000 characters")]
 
@@ -30,11 +36,10 @@ class HandoffInput(Input):
     for the first revision): any other is a conflict. ``request_id`` makes the save retry-safe."""
 
     project: Project
-    goal: Annotated[str, Field(strict=True, min_length=1, max_length=8000)]
-    summary: Annotated[str, Field(strict=True, max_length=20000)] = ""
-    expected_version: Annotated[int, Field(strict=True, ge=0, le=INT64[1])]
-    request_id: Annotated[str, Field(strict=True, pattern=HANDOFF_REQUEST_ID.pattern,
-                                     description="8-100 of A-Z a-z 0-9 . _ -")]
+    goal: Goal
+    summary: Summary = ""
+    expected_version: ExpectedVersion
+    request_id: HandoffRequestId
     decisions: Entries = Field(default_factory=list)
     next_steps: Entries = Field(default_factory=list)
     references: Entries = Field(default_factory=list)

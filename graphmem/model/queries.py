@@ -52,13 +52,17 @@ class SearchRequest(SearchFilters):
     explain: Flag = False
 
 
+MaxItems = Annotated[int, Field(strict=True), within(1, 50)]
+MaxTokens = Annotated[int, Field(strict=True), within(32, 16_000)]
+
+
 class RecallRequest(SearchFilters):
     """Budgeted recall: the facts that answer ``query``, as one cited context within both budgets."""
 
     query: QueryText
     namespaces: Namespaces = None
-    max_items: Annotated[int, Field(strict=True), within(1, 50)] = 8
-    max_tokens: Annotated[int, Field(strict=True), within(32, 16_000)] = 1500
+    max_items: MaxItems = 8
+    max_tokens: MaxTokens = 1500
     view: View = CURRENT
     min_score: Annotated[Fraction | None, Field(description="cosine similarity on the 0..1 scale")] = None
 
@@ -128,13 +132,19 @@ class IdsSeed(Input):
 ExportSeed = Annotated[QuerySeed | DocumentSeed | EntitySeed | IdsSeed, Field(discriminator="kind")]
 
 
+Depth = Annotated[int, Field(strict=True), within(1, 4)]
+MaxNodes = Annotated[int, Field(strict=True), within(1, 5000)]
+MaxDocuments = Annotated[int, Field(strict=True), within(1, 1000)]
+Fanout = Annotated[int, Field(strict=True), within(1, 500)]
+
+
 class ExportCaps(Input):
     """The bounds of one page. Every one is enforced inside the statements, not after them."""
 
-    depth: Annotated[int, Field(strict=True), within(1, 4)] = 2
-    max_nodes: Annotated[int, Field(strict=True), within(1, 5000)] = 2000
-    max_documents: Annotated[int, Field(strict=True), within(1, 1000)] = 1000
-    fanout: Annotated[int, Field(strict=True), within(1, 500)] = 50
+    depth: Depth = 2
+    max_nodes: MaxNodes = 2000
+    max_documents: MaxDocuments = 1000
+    fanout: Fanout = 50
 
 
 class ExportRequest(Input):
@@ -151,3 +161,37 @@ class ExportFormat(StrEnum):
     json = "json"
     graphml = "graphml"
     cypher = "cypher"
+
+
+# ---- entities and paths ------------------------------------------------------------------------------------
+
+EntityName = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
+ListedItems = Annotated[int, Field(strict=True), within(0, 100)]
+Hops = Annotated[int, Field(strict=True), within(1, 4)]
+
+
+class EntityLookup(Input):
+    """One entity by ``id`` or by ``name`` (its normalised name, else the best full-text match), with up to
+    ``facts`` of its facts (newest first) and ``neighbours`` entities it has triples with."""
+
+    id: Id | None = None
+    name: EntityName | None = None
+    facts: ListedItems = 10
+    neighbours: ListedItems = 10
+    view: View = CURRENT
+
+    @model_validator(mode="after")
+    def _one(self) -> EntityLookup:
+        if (self.id is None) == (self.name is None):
+            raise ValueError("give the entity's id or its name")
+        return self
+
+
+class PathRequest(Input):
+    """The shortest chains between two entities (each given by id or name) through triples and shared facts."""
+
+    source: EntityName
+    target: EntityName
+    max_hops: Hops = 3
+    max_paths: Annotated[int, Field(strict=True), within(1, 10)] = 3
+    view: View = CURRENT

@@ -1,8 +1,8 @@
 """``MemoryService``: the one object every front end calls, composed of small parts, each named for what
-it does (``adding``, ``documents``, ``forgetting``, ``search``, ``exporting``, ``handoffs``; ``access`` holds
-the namespace checks and ``shared`` what they share). Every public call takes the caller's context and typed
-inputs (``graphmem/model/``) and returns typed results (``graphmem/results.py``); each logical operation is
-one transaction of named statements (all of it commits, or nothing does).
+it does (``adding``, ``documents``, ``forgetting``, ``search``, ``entities``, ``exporting``, ``handoffs``;
+``access`` holds the namespace checks and ``shared`` what they share). Every public call takes the caller's
+context and typed inputs (``graphmem/model/``) and returns typed results (``graphmem/results/``); each logical
+operation is one transaction of named statements (all of it commits, or nothing does).
 
 Isolation rules, applied in every call:
 
@@ -30,6 +30,7 @@ from graphmem.model import (
     CallerContext,
     DocumentInput,
     DocumentListOptions,
+    EntityLookup,
     EntitySearchRequest,
     ExportFormat,
     ExportRequest,
@@ -39,6 +40,7 @@ from graphmem.model import (
     HistoryOptions,
     IngestItem,
     MemoryDetailOptions,
+    PathRequest,
     RecallRequest,
     SearchRequest,
     TripleQuery,
@@ -49,6 +51,7 @@ from graphmem.results import (
     Document,
     DocumentHit,
     DocumentPage,
+    EntityDetail,
     EntityPage,
     ExportResult,
     FactHit,
@@ -60,12 +63,14 @@ from graphmem.results import (
     JobInfo,
     MemoryDetail,
     NamespaceCounts,
+    PathResult,
     RecallResult,
     RenderedExport,
     TriplePage,
 )
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.documents import Documents
+from graphmem.service.entities import Entities
 from graphmem.service.exporting import Exporting
 from graphmem.service.forgetting import Forgetting
 from graphmem.service.handoffs import Handoffs
@@ -86,6 +91,7 @@ class MemoryService:
         self._search = Search(self.core)
         self._exporting = Exporting(self.core, self._search)
         self._handoffs = Handoffs(self.core)
+        self._entities = Entities(self.core)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -181,6 +187,17 @@ class MemoryService:
 
     def recall(self, ctx: CallerContext, request: RecallRequest) -> RecallResult:
         return self._search.recall(ctx, request)
+
+    # ---- entities -----------------------------------------------------------------------------------------
+
+    def get_entity(self, ctx: CallerContext, namespace: str, lookup: EntityLookup) -> EntityDetail:
+        """An entity by id or name, its facts (newest first) and its neighbours through triples, each list
+        bounded and saying when it was cut."""
+        return self._entities.get(ctx, namespace, lookup)
+
+    def find_path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
+        """The shortest chains of triples and shared facts between two entities (``service/entities.py``)."""
+        return self._entities.path(ctx, namespace, request)
 
     # ---- export -------------------------------------------------------------------------------------------
 

@@ -1,15 +1,11 @@
-"""What the service returns: every result type, in one place, serialisable as it is.
-
-Names are snake_case; each front end chooses its own casing (the HTTP API and the MCP tools rename the
-evidence-graph fields to the gateway seed's ``totalDocuments``, ``truncated``, ``unavailableDocuments``,
-``coverage``). No result carries an embedding.
-"""
+"""Results of the document calls: versions with their lineage, pages, forgetting, ingestion outcomes, handoffs
+and jobs."""
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -22,7 +18,6 @@ class EntityRef(BaseModel):
     id: str
     name: str | None
     type: str | None
-
 
 # ---- documents ----------------------------------------------------------------------------------------
 
@@ -203,194 +198,3 @@ class JobInfo(BaseModel):
     finished_at: int | None = None
     error: str | None = None
     document_ids: list[str] | None = None
-
-
-# ---- search -------------------------------------------------------------------------------------------
-
-
-class Signal(StrEnum):
-    vector = "vector"
-    fulltext = "fulltext"
-    graph = "graph"
-    name = "name"  # entity search: the name's full-text match
-
-
-class SignalScore(BaseModel):
-    signal: Signal
-    score: float
-    rank: int = Field(description="1-based rank within the signal")
-
-
-class Citation(BaseModel):
-    document_id: str
-    title: str | None
-    source: str | None
-    path: str | None = None
-    start: int
-    end: int
-
-
-class Explanation(BaseModel):
-    signals: list[SignalScore]
-    fused: float
-    similarity: float
-    path: list[str] = Field(description="document id → fact id → entity ids")
-
-
-class FactHit(BaseModel):
-    """A fact found by a search, with the lineage of the memory version it belongs to."""
-
-    fact_id: str
-    text: str
-    score: float
-    similarity: float = Field(description="cosine similarity to the query, 0..1 scale")
-    version: int | None = Field(description="its memory version's; None when unknown")
-    is_latest: bool
-    is_forgotten: bool = False
-    is_inference: bool = Field(False, description=INFERENCE)
-    parent_memory_id: str | None = Field(None, description="the previous version of its memory")
-    recorded_at: int
-    citation: Citation
-    entities: list[EntityRef]
-    attributes: list[str] = Field(default_factory=list, description='dates and numbers: "DATE: last May"')
-    explain: Explanation | None = None
-
-
-class DocumentHit(BaseModel):
-    document_id: str
-    title: str | None
-    source: str | None
-    version: int | None
-    is_latest: bool
-    recorded_at: int
-    score: float
-    similarity: float
-    facts: list[FactHit]
-
-
-class EntityHit(BaseModel):
-    id: str
-    name: str | None
-    type: str | None
-    score: float
-    similarity: float = Field(description="cosine similarity of the name's embedding to the query, 0..1")
-    facts: int = Field(description="facts in the view that mention the entity")
-    signals: list[SignalScore] | None = None
-
-
-class EntityPage(BaseModel):
-    items: list[EntityHit]
-    next_cursor: str | None = None
-
-
-class TripleHit(BaseModel):
-    subject: EntityRef
-    predicate: str
-    object: EntityRef
-    negated: bool
-    statement: str = Field(description='"subject predicate object", with "not" when negated')
-    fact_id: str
-    text: str
-    recorded_at: int
-    citation: Citation
-
-
-class TriplePage(BaseModel):
-    items: list[TripleHit]
-    next_cursor: str | None = None
-
-
-class AnswerStatus(StrEnum):
-    found = "found"
-    no_confirmed_answer = "no_confirmed_answer"
-
-
-class SkipReason(StrEnum):
-    below_relevance = "below_relevance"
-    duplicate = "duplicate"
-    item_limit = "item_limit"
-    token_budget = "token_budget"
-
-
-class Skipped(BaseModel):
-    fact_id: str
-    reason: SkipReason
-
-
-class RecallResult(BaseModel):
-    answer_status: AnswerStatus
-    context_text: str
-    items: list[FactHit]
-    tokens_used: int
-    max_tokens: int
-    max_items: int
-    skipped: list[Skipped]
-
-
-# ---- the evidence-graph export ------------------------------------------------------------------------
-
-NodeKind = Literal["document", "fact", "entity", "unavailable"]
-EdgeKind = Literal["contains", "mentions", "triple", "previous_version"]
-
-
-class ExportNode(BaseModel):
-    """One node. Which fields are set depends on the kind; an unavailable node carries its id only."""
-
-    id: str
-    kind: NodeKind
-    depth: int = Field(description="hops from the nearest seed")
-    # documents
-    title: str | None = None
-    source: str | None = None
-    version: int | None = None
-    chain_id: str | None = None
-    # facts
-    text: str | None = None
-    document_id: str | None = None
-    position: int | None = None
-    start: int | None = None
-    end: int | None = None
-    # entities
-    name: str | None = None
-    type: str | None = None
-    # documents and facts: what the time views decide by
-    is_latest: bool | None = None
-    is_forgotten: bool | None = None
-    recorded_at: int | None = None
-    superseded_at: int | None = None
-
-
-class ExportEdge(BaseModel):
-    """An edge as stored: contains (document → fact), mentions (fact → entity), triple (subject → object,
-    with its predicate, negation and supporting fact), previous_version (newer → older version)."""
-
-    source: str
-    target: str
-    kind: EdgeKind
-    predicate: str | None = None
-    negated: bool | None = None
-    fact_id: str | None = None
-
-
-class ExportSummary(BaseModel):
-    """The honest completeness fields of one page (``graphmem/export/__init__.py`` defines them)."""
-
-    total_documents: int = Field(description="documents on this page")
-    truncated: bool
-    unavailable_documents: int
-    coverage: float = Field(ge=0, le=1)
-    coverage_is_upper_bound: bool
-    next_cursor: str | None = Field(None, description="None when this is the last page")
-
-
-class ExportResult(ExportSummary):
-    nodes: list[ExportNode]
-    edges: list[ExportEdge]
-
-
-class RenderedExport(ExportSummary):
-    """A page rendered as GraphML or as a Cypher script, with the same completeness fields."""
-
-    format: Literal["graphml", "cypher"]
-    media_type: str
-    content: str

@@ -1,0 +1,100 @@
+// One entity, its facts and its neighbours; and the steps of a path search between entities. An entity is
+// visible while a fact of the view mentions it; a triple while the fact it was read from is in the view.
+
+// name: entity_by_id
+MATCH (e:Entity {id: $id})
+WHERE e.namespace = $namespace
+  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+RETURN e.id AS id, e.name AS name, e.type AS type
+
+// name: entity_by_key
+MATCH (e:Entity {entity_key: $key})
+WHERE e.namespace = $namespace
+  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+RETURN e.id AS id, e.name AS name, e.type AS type
+
+// Newest first; one more than asked, to say whether the list was cut.
+// name: entity_facts
+MATCH (e:Entity {id: $id})<-[:MENTIONS]-(f:Fact)
+WHERE e.namespace = $namespace AND f.namespace = e.namespace AND {{ in_view(f) }}
+WITH f
+ORDER BY f.recorded_at DESC, f.id
+LIMIT $limit
+MATCH (f)<-[:CONTAINS]-(d:Document)
+RETURN f.id AS fact_id, f.text AS text, d.id AS document_id, d.title AS title, f.recorded_at AS recorded_at
+ORDER BY recorded_at DESC, fact_id
+
+// name: entity_fact_count
+MATCH (e:Entity {id: $id})
+WHERE e.namespace = $namespace
+RETURN COUNT { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} } AS total
+
+// name: entity_neighbours
+MATCH (e:Entity {id: $id})
+WHERE e.namespace = $namespace
+CALL (e) {
+  MATCH (e)-[r:RELATES]->(o:Entity)
+  WHERE r.namespace = e.namespace AND o.namespace = e.namespace
+    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  RETURN o, r, true AS outgoing
+  UNION
+  MATCH (e)<-[r:RELATES]-(o:Entity)
+  WHERE r.namespace = e.namespace AND o.namespace = e.namespace
+    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  RETURN o, r, false AS outgoing
+}
+RETURN o.id AS id, o.name AS name, o.type AS type, r.predicate AS predicate, r.negated AS negated, outgoing,
+       r.fact_id AS fact_id
+ORDER BY name, id, predicate, fact_id
+LIMIT $limit
+
+// One level of a breadth-first path search: for each entity of the frontier, at most $fanout neighbours
+// through triples (either direction) and at most $fanout through facts that mention both, in the view.
+// name: path_level
+UNWIND $frontier AS entity_id
+MATCH (e:Entity {id: entity_id})
+WHERE e.namespace = $namespace
+CALL (e) {
+  MATCH (e)-[r:RELATES]->(o:Entity)
+  WHERE r.namespace = e.namespace AND o.namespace = e.namespace
+    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  RETURN o.id AS other, 'triple' AS via, r.predicate AS predicate, r.negated AS negated, r.fact_id AS fact_id,
+         true AS forward
+  LIMIT $fanout
+  UNION
+  MATCH (e)<-[r:RELATES]-(o:Entity)
+  WHERE r.namespace = e.namespace AND o.namespace = e.namespace
+    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  RETURN o.id AS other, 'triple' AS via, r.predicate AS predicate, r.negated AS negated, r.fact_id AS fact_id,
+         false AS forward
+  LIMIT $fanout
+  UNION
+  MATCH (e)<-[:MENTIONS]-(f:Fact)-[:MENTIONS]->(o:Entity)
+  WHERE f.namespace = e.namespace AND o.namespace = e.namespace AND o.id <> e.id AND {{ in_view(f) }}
+  RETURN o.id AS other, 'fact' AS via, null AS predicate, null AS negated, f.id AS fact_id, null AS forward
+  LIMIT $fanout
+}
+RETURN entity_id AS source, other, via, predicate, negated, fact_id, forward
+ORDER BY source, other, via, fact_id
+
+// name: facts_texts
+UNWIND $ids AS fact_id
+MATCH (f:Fact {id: fact_id})
+WHERE f.namespace = $namespace
+RETURN f.id AS id, f.text AS text
+
+// name: entities_names
+UNWIND $ids AS entity_id
+MATCH (e:Entity {id: entity_id})
+WHERE e.namespace = $namespace
+RETURN e.id AS id, e.name AS name
+
+// The best full-text match of a name among the visible entities of the namespace.
+// name: entity_by_name_match
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace = $namespace
+  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+RETURN e.id AS id, e.name AS name, e.type AS type
+ORDER BY score DESC, id
+LIMIT 1

@@ -1,0 +1,139 @@
+"""Results of the graph calls: the evidence-graph export (nodes, edges, completeness fields)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+# ---- the evidence-graph export ------------------------------------------------------------------------
+
+NodeKind = Literal["document", "fact", "entity", "unavailable"]
+EdgeKind = Literal["contains", "mentions", "triple", "previous_version"]
+
+
+class ExportNode(BaseModel):
+    """One node. Which fields are set depends on the kind; an unavailable node carries its id only."""
+
+    id: str
+    kind: NodeKind
+    depth: int = Field(description="hops from the nearest seed")
+    # documents
+    title: str | None = None
+    source: str | None = None
+    version: int | None = None
+    chain_id: str | None = None
+    # facts
+    text: str | None = None
+    document_id: str | None = None
+    position: int | None = None
+    start: int | None = None
+    end: int | None = None
+    # entities
+    name: str | None = None
+    type: str | None = None
+    # documents and facts: what the time views decide by
+    is_latest: bool | None = None
+    is_forgotten: bool | None = None
+    recorded_at: int | None = None
+    superseded_at: int | None = None
+
+
+class ExportEdge(BaseModel):
+    """An edge as stored: contains (document → fact), mentions (fact → entity), triple (subject → object,
+    with its predicate, negation and supporting fact), previous_version (newer → older version)."""
+
+    source: str
+    target: str
+    kind: EdgeKind
+    predicate: str | None = None
+    negated: bool | None = None
+    fact_id: str | None = None
+
+
+class ExportSummary(BaseModel):
+    """The honest completeness fields of one page (``graphmem/export/__init__.py`` defines them)."""
+
+    total_documents: int = Field(description="documents on this page")
+    truncated: bool
+    unavailable_documents: int
+    coverage: float = Field(ge=0, le=1)
+    coverage_is_upper_bound: bool
+    next_cursor: str | None = Field(None, description="None when this is the last page")
+
+
+class ExportResult(ExportSummary):
+    nodes: list[ExportNode]
+    edges: list[ExportEdge]
+
+
+class RenderedExport(ExportSummary):
+    """A page rendered as GraphML or as a Cypher script, with the same completeness fields."""
+
+    format: Literal["graphml", "cypher"]
+    media_type: str
+    content: str
+
+
+# ---- entities and paths ------------------------------------------------------------------------------------
+
+
+class EntityFact(BaseModel):
+    """A fact that mentions an entity, with where it comes from."""
+
+    fact_id: str
+    text: str | None
+    document_id: str
+    title: str | None = None
+    recorded_at: int
+
+
+class Neighbour(BaseModel):
+    """An entity joined to another by a triple: ``outgoing`` when the other is the triple's subject."""
+
+    id: str
+    name: str | None
+    type: str | None
+    predicate: str
+    negated: bool
+    outgoing: bool
+    fact_id: str
+
+
+class EntityDetail(BaseModel):
+    id: str
+    name: str | None
+    type: str | None
+    facts: list[EntityFact] = Field(description="newest first")
+    facts_total: int
+    facts_cut: bool = Field(description="more facts mention it than are listed")
+    neighbours: list[Neighbour]
+    neighbours_cut: bool = Field(description="it has more triples than are listed")
+
+
+class PathStep(BaseModel):
+    """One step of a path: from one entity to the next through a triple (its predicate; ``forward`` when the
+    path runs from subject to object) or through a fact that mentions both."""
+
+    source: str
+    target: str
+    via: Literal["triple", "fact"]
+    predicate: str | None = None
+    negated: bool | None = None
+    forward: bool | None = None
+    fact_id: str
+    text: str | None = Field(None, description="the supporting fact")
+
+
+class EntityPath(BaseModel):
+    entities: list[str] = Field(description="entity ids, source first")
+    names: list[str | None]
+    steps: list[PathStep]
+
+
+class PathResult(BaseModel):
+    source: str
+    target: str
+    paths: list[EntityPath] = Field(description="shortest first; empty when none within max_hops")
+    hops: int | None = Field(None, description="the length of the shortest path")
+    cut: bool = Field(description="the search hit its bounds (fan-out or frontier) before it was exhaustive")

@@ -1,0 +1,166 @@
+"""Entities as things to read and to connect: one entity with its facts and neighbours, and the shortest
+chains between two entities through triples and shared facts.
+
+A path search is breadth-first from the source, one named statement per level (``path_level``), inside one
+namespace and one view. It is bounded three ways, all reported: each entity contributes at most
+``PATH_FANOUT`` neighbours through triples in each direction and as many through shared facts; a level's
+frontier holds at most ``PATH_FRONTIER`` entities (by id); and at most ``max_hops`` levels. The result lists
+the shortest paths found (up to ``max_paths``), each step with the fact that supports it, and ``cut`` says
+whether a bound stopped the search before it was exhaustive (then a path that exists may be missing).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from graphmem.errors import NotFound
+from graphmem.ingest.extract import ExtractedEntity
+from graphmem.ingest.resolve import entity_key
+from graphmem.model import CallerContext, EntityLookup, PathRequest, checked
+from graphmem.results import EntityDetail, EntityFact, EntityPath, Neighbour, PathResult, PathStep
+from graphmem.search.lucene import escape_lucene
+from graphmem.service.access import readable
+from graphmem.service.shared import Core
+from graphmem.store.dialect import SearchIndex
+from graphmem.store.driver import Tx
+from graphmem.store.views import view_params
+
+PATH_FANOUT = 25
+PATH_FRONTIER = 500
+
+
+class Entities:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def get(self, ctx: CallerContext, namespace: str, lookup: EntityLookup) -> EntityDetail:
+        ns = readable(ctx, namespace)
+        lookup = checked(lookup, self.core.limits)
+        scope = {"namespace": ns, **view_params(lookup.view)}
+        dialect = self.core.store.dialect
+
+        def read(tx: Tx) -> EntityDetail:
+            row = _resolve(tx, dialect.index_name(SearchIndex.entity_name), scope, lookup.id, lookup.name)
+            facts = tx.run("entity_facts", id=row["id"], limit=lookup.facts + 1, **scope) if lookup.facts else []
+            total = tx.single("entity_fact_count", id=row["id"], **scope)
+            neighbours = tx.run("entity_neighbours", id=row["id"], limit=lookup.neighbours + 1, **scope) \
+                if lookup.neighbours else []
+            return EntityDetail(
+                id=row["id"], name=row["name"], type=row["type"],
+                facts=[EntityFact.model_validate(f) for f in facts[:lookup.facts]],
+                facts_total=int(total["total"]) if total else 0, facts_cut=len(facts) > lookup.facts,
+                neighbours=[Neighbour.model_validate(n) for n in neighbours[:lookup.neighbours]],
+                neighbours_cut=len(neighbours) > lookup.neighbours)
+
+        return self.core.store.read(read)
+
+    def path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
+        ns = readable(ctx, namespace)
+        scope = {"namespace": ns, **view_params(request.view)}
+        index = self.core.store.dialect.index_name(SearchIndex.entity_name)
+
+        def read(tx: Tx) -> PathResult:
+            source = _resolve(tx, index, scope, *_id_or_name(request.source))["id"]
+            target = _resolve(tx, index, scope, *_id_or_name(request.target))["id"]
+            return _search(tx, scope, source, target, request)
+
+        return self.core.store.read(read)
+
+
+def _id_or_name(value: str) -> tuple[str | None, str | None]:
+    """An entity is named by its id (a UUID) or by its name."""
+    looks_like_id = len(value) == 36 and value.count("-") == 4
+    return (value, None) if looks_like_id else (None, value)
+
+
+def _resolve(tx: Tx, index: str, scope: dict[str, Any], entity_id: str | None, name: str | None) -> dict[str, Any]:
+    """The visible entity of that id, or of that name: its normalised name first, else the best full-text
+    match. Not visible, or no match: not found."""
+    if entity_id is not None:
+        row = tx.single("entity_by_id", id=entity_id, **scope)
+    else:
+        assert name is not None
+        key = entity_key(scope["namespace"], ExtractedEntity(name, "Concept"))
+        row = tx.single("entity_by_key", key=key, **scope)
+        query = escape_lucene(name)
+        if row is None and query is not None:
+            row = tx.single("entity_by_name_match", index=index, query=query, k=200, **scope)
+    if row is None:
+        raise NotFound(f"no entity {entity_id or name!r} in namespace {scope['namespace']!r}",
+                       entity=entity_id or name)
+    return row
+
+
+def _search(tx: Tx, scope: dict[str, Any], source: str, target: str, request: PathRequest) -> PathResult:
+    """Breadth-first from ``source``; every shortest way into each entity is kept, so several shortest paths
+    can be rebuilt (the module docstring says how it is bounded)."""
+    if source == target:
+        return PathResult(source=source, target=target, paths=[], hops=0, cut=False)
+    parents: dict[str, list[dict[str, Any]]] = defaultdict(list)  # entity -> the steps that reach it first
+    depth = {source: 0}
+    frontier, cut = [source], False
+    for level in range(1, request.max_hops + 1):
+        if len(frontier) > PATH_FRONTIER:
+            frontier, cut = sorted(frontier)[:PATH_FRONTIER], True
+        rows = tx.run("path_level", frontier=frontier, fanout=PATH_FANOUT, **scope)
+        counted: dict[tuple[str, str], int] = defaultdict(int)
+        reached: list[str] = []
+        for row in rows:
+            counted[(row["source"], row["via"])] += 1
+            other = row["other"]
+            if depth.get(other, level) < level:
+                continue  # already reached by a shorter way
+            if other not in depth:
+                depth[other] = level
+                reached.append(other)
+            parents[other].append(row)
+        cut = cut or any(n >= PATH_FANOUT for n in counted.values())
+        if target in depth:
+            break
+        frontier = sorted(reached)
+        if not frontier:
+            break
+    if target not in depth:
+        return PathResult(source=source, target=target, paths=[], hops=None, cut=cut)
+    paths = _unwind(parents, source, target, request.max_paths)
+    return PathResult(source=source, target=target, paths=_described(tx, scope, paths), hops=depth[target], cut=cut)
+
+
+def _unwind(parents: dict[str, list[dict[str, Any]]], source: str, target: str,
+            limit: int) -> list[list[dict[str, Any]]]:
+    """Up to ``limit`` shortest paths as lists of steps, source first, in a stable order: distinct chains of
+    entities, each step a triple where one joins the two entities, else a fact that mentions both."""
+    found: list[list[dict[str, Any]]] = []
+
+    def back(node: str, tail: list[dict[str, Any]]) -> None:
+        if len(found) >= limit:
+            return
+        if node == source:
+            found.append(list(reversed(tail)))
+            return
+        best: dict[str, dict[str, Any]] = {}  # one step per predecessor: a triple before a shared fact
+        for step in sorted(parents[node], key=lambda r: (r["via"] != "triple", r["fact_id"])):
+            best.setdefault(step["source"], step)
+        for predecessor in sorted(best):
+            back(predecessor, [*tail, best[predecessor]])
+
+    back(target, [])
+    return found
+
+
+def _described(tx: Tx, scope: dict[str, Any], paths: list[list[dict[str, Any]]]) -> list[EntityPath]:
+    ns = scope["namespace"]
+    fact_ids = sorted({step["fact_id"] for path in paths for step in path})
+    entity_ids = sorted({step[key] for path in paths for step in path for key in ("source", "other")})
+    texts = {row["id"]: row["text"] for row in tx.run("facts_texts", ids=fact_ids, namespace=ns)}
+    names = {row["id"]: row["name"] for row in tx.run("entities_names", ids=entity_ids, namespace=ns)}
+    described = []
+    for path in paths:
+        chain = [path[0]["source"], *(step["other"] for step in path)]
+        described.append(EntityPath(entities=chain, names=[names.get(e) for e in chain], steps=[
+            PathStep(source=step["source"], target=step["other"], via=step["via"], predicate=step["predicate"],
+                     negated=step["negated"], forward=step["forward"], fact_id=step["fact_id"],
+                     text=texts.get(step["fact_id"])) for step in path]))
+    return described
+
