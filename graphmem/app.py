@@ -1,5 +1,6 @@
-"""The FastAPI application: lifespan (engine, driver, schema, owner credential, job worker), ``/health``, the
-HTTP API (``graphmem/http/``), ``/metrics`` and the offline docs."""
+"""The FastAPI application: lifespan (engine, driver, schema, owner credential, job worker, the MCP session
+manager), ``/health``, the HTTP API (``graphmem/http/``), ``/metrics``, the offline docs, and the MCP server's
+Streamable HTTP app mounted at ``/``, last (``/mcp``, its ``/.well-known`` paths where the SDK puts them)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from graphmem.config import Settings
 from graphmem.http import credentials, docs, errors, graph, memories, work
 from graphmem.http.errors import BodyLimit
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from graphmem.mcp.server import build_server, http_app
 from graphmem.runtime import Runtime
 
 OPENAPI_TAGS = [
@@ -30,29 +32,19 @@ OPENAPI_TAGS = [
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
     """Build an app. With ``runtime`` given (tests), the app uses it and leaves closing it to the caller."""
     chosen = runtime.settings if runtime is not None else settings or Settings()
+    # The session manager runs once per server instance: one server per app, entered in every branch.
+    mcp = build_server(lambda: app.state.runtime, chosen)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if runtime is not None:
-            app.state.runtime = runtime
-            await run_in_threadpool(runtime.identity.ensure_owner, runtime.settings.data_dir)
-            yield
-            return
-        opened = await run_in_threadpool(Runtime.open, chosen)
-        app.state.runtime = opened
-        await run_in_threadpool(opened.identity.ensure_owner, opened.settings.data_dir)
-        # Models and search indexes load in the background: the server answers /health at once, and the
-        # first search does not pay seconds of index loading.
-        threading.Thread(target=opened.warm_up, name="graphmem-warm-up", daemon=True).start()
-        jobs = opened.job_worker() if opened.settings.jobs_enabled else None
-        if jobs is not None:
-            jobs.start()
-        try:
-            yield
-        finally:
-            if jobs is not None:
-                await run_in_threadpool(jobs.stop)
-            await run_in_threadpool(opened.close)
+        async with mcp.session_manager.run():
+            if runtime is not None:
+                app.state.runtime = runtime
+                await run_in_threadpool(runtime.identity.ensure_owner, runtime.settings.data_dir)
+                yield
+            else:
+                async with _owned_runtime(app, chosen):
+                    yield
 
     app = FastAPI(title="graphmem", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_tags=OPENAPI_TAGS,
@@ -80,4 +72,25 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.add_middleware(CORSMiddleware, allow_origins=chosen.cors_origins, allow_methods=["*"],
                            allow_headers=["Authorization", "X-API-Key", "Content-Type"])
     app.add_middleware(BodyLimit, default_max=chosen.body_max_bytes, caps={"/v1/jobs": chosen.jobs_body_max_bytes})
+    app.mount("/", http_app(mcp, chosen))  # last: every other route matches first
     return app
+
+
+@asynccontextmanager
+async def _owned_runtime(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
+    """The server's own runtime: opened, owner ensured, models warmed in the background, the job worker run."""
+    opened = await run_in_threadpool(Runtime.open, settings)
+    app.state.runtime = opened
+    await run_in_threadpool(opened.identity.ensure_owner, opened.settings.data_dir)
+    # Models and search indexes load in the background: the server answers /health at once, and the
+    # first search does not pay seconds of index loading.
+    threading.Thread(target=opened.warm_up, name="graphmem-warm-up", daemon=True).start()
+    jobs = opened.job_worker() if opened.settings.jobs_enabled else None
+    if jobs is not None:
+        jobs.start()
+    try:
+        yield
+    finally:
+        if jobs is not None:
+            await run_in_threadpool(jobs.stop)
+        await run_in_threadpool(opened.close)

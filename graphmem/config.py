@@ -6,11 +6,35 @@ directory. Secrets are ``SecretStr`` so they never print in logs, errors, reprs 
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BeforeValidator, Field, SecretStr
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _listed(value: object) -> object:
+    """A list setting from the environment: comma-separated (``a,b``) or a JSON list (``["a","b"]``)."""
+    if isinstance(value, str):
+        text = value.strip()
+        return json.loads(text) if text.startswith("[") else [part.strip() for part in text.split(",")
+                                                             if part.strip()]
+    return value
+
+
+Listed = Annotated[list[str], NoDecode, BeforeValidator(_listed)]
+
+
+class Toolset(StrEnum):
+    """The MCP tool sets (``GRAPHMEM_MCP_TOOLSETS``)."""
+
+    memory = "memory"
+    handoffs = "handoffs"
+    conversation = "conversation"
+    graph = "graph"
+    mnemolog = "mnemolog"  # the Mnemolog seed's dotted names; off by default
 
 
 class DialectChoice(StrEnum):
@@ -74,7 +98,12 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8420, ge=1, le=65535)
     public_url: str = Field("http://127.0.0.1:8420", description="where clients reach this server")
-    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS; none by default")
+    cors_origins: Listed = Field(default_factory=list, description="origins allowed by CORS; none by default")
+    # MCP (Streamable HTTP at /mcp, stdio with `graphmem mcp`).
+    allowed_hosts: Listed = Field(default_factory=lambda: ["127.0.0.1:*", "localhost:*"],
+                                  description="Host headers /mcp accepts (DNS-rebinding protection)")
+    mcp_toolsets: Annotated[list[Toolset], NoDecode, BeforeValidator(_listed)] = Field(
+        default_factory=lambda: [Toolset.memory, Toolset.handoffs, Toolset.conversation, Toolset.graph], min_length=1)
     body_max_bytes: int = Field(2 * 1024 * 1024, ge=1024, description="request body cap")
     jobs_body_max_bytes: int = Field(10 * 1024 * 1024, ge=1024, description="request body cap of POST /v1/jobs")
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import neo4j
 import psutil
+import uvicorn
 
 from graphmem.config import Settings
 from graphmem.runtime import Runtime
@@ -45,3 +51,27 @@ def graph_driver(runtime: Runtime) -> neo4j.Driver:
     """An independent driver to a runtime's bundled engine, for checking what is really in the graph."""
     assert runtime.engine is not None
     return neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``app`` on a real uvicorn server on 127.0.0.1, in this process; yields its base URL."""
+    port = free_port()
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(30)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -16,36 +15,19 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.identity import Identity, NewCredential, RateLimits, Scope
 from graphmem.runtime import Runtime
-from helpers import make_settings
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from helpers import make_settings, served
 
 
 @pytest.fixture(scope="module")
 def server(runtime: Runtime) -> Iterator[str]:
     """The app on a real uvicorn server on 127.0.0.1, in this process."""
-    port = _free_port()
-    config = uvicorn.Config(create_app(runtime=runtime), host="127.0.0.1", port=port, log_level="warning")
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(30)
+    with served(create_app(runtime=runtime)) as url:
+        yield url
 
 
 def test_end_to_end_over_uvicorn(server: str, runtime: Runtime, ns: str) -> None:

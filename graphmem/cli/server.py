@@ -1,14 +1,21 @@
-"""``graphmem serve`` and ``graphmem worker``: the long-running processes."""
+"""``graphmem serve``, ``graphmem worker`` and ``graphmem mcp``: the long-running processes."""
 
 from __future__ import annotations
 
+import os
+import threading
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from graphmem.cli.common import DataDir, LogLevel, configure_logging, fail, settings
-from graphmem.errors import GraphmemError
+from graphmem.errors import GraphmemError, Unauthenticated
+from graphmem.identity.credentials import OWNER_TOKEN_FILE
+
+if TYPE_CHECKING:
+    from graphmem.identity import Credential
+    from graphmem.runtime import Runtime
 
 
 def serve(
@@ -53,3 +60,55 @@ def worker(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:
     finally:
         jobs.stop()
         runtime.close()
+
+
+def mcp(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:
+    """Run the MCP server over stdio, for desktop clients (Claude Desktop and the like). It runs as the
+    credential whose token is in GRAPHMEM_TOKEN, or else as the data directory's owner credential (made when
+    the store has none). It attaches to the engine a running server started, or starts its own, and applies
+    logged exchanges as serve does. Logs go to stderr; stdout carries only MCP messages. GRAPHMEM_DATA_DIR
+    must be absolute: clients start this command from any directory."""
+    import anyio
+
+    from graphmem.errors import InvalidInput
+    from graphmem.mcp.server import build_server
+    from graphmem.runtime import Runtime
+
+    chosen = settings(data_dir)
+    if not chosen.data_dir.is_absolute():
+        fail(InvalidInput(f"the data directory {str(chosen.data_dir)!r} is relative: an MCP client starts "
+                          "graphmem mcp from a directory of its own choosing, so set GRAPHMEM_DATA_DIR (or "
+                          "--data-dir) to an absolute path, the one graphmem serve uses"))
+    configure_logging(log_level)
+    try:
+        runtime = Runtime.open(chosen)
+    except GraphmemError as exc:
+        fail(exc)
+    jobs = runtime.job_worker() if chosen.jobs_enabled else None
+    try:
+        credential = _stdio_credential(runtime)
+        threading.Thread(target=runtime.warm_up, name="graphmem-warm-up", daemon=True).start()
+        if jobs is not None:
+            jobs.start()
+        server = build_server(lambda: runtime, chosen, fixed=credential, limited=False)
+        anyio.run(server.run_stdio_async)
+    except GraphmemError as exc:
+        fail(exc)
+    finally:
+        if jobs is not None:
+            jobs.stop()
+        runtime.close()
+
+
+def _stdio_credential(runtime: Runtime) -> Credential:
+    """GRAPHMEM_TOKEN's credential, or the owner's (its token file in the data directory)."""
+    token = os.environ.get("GRAPHMEM_TOKEN")
+    if token:
+        return runtime.identity.authenticate(token.strip())
+    data_dir = runtime.settings.data_dir
+    runtime.identity.ensure_owner(data_dir)
+    owner_file = data_dir / OWNER_TOKEN_FILE
+    if not owner_file.is_file():
+        raise Unauthenticated(f"no GRAPHMEM_TOKEN, and no owner token file at {owner_file}: set GRAPHMEM_TOKEN "
+                              "to a credential's token (graphmem credentials create)")
+    return runtime.identity.authenticate(owner_file.read_text().strip())

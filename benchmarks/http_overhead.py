@@ -6,33 +6,31 @@ The same data, the same embedder (hashing by default: the model's cost is the sa
 only hide the layer's; ``--embedder minilm`` measures the real thing). Each add is a different text, so
 both paths do the same ingestion work.
 
-    .venv/bin/python benchmarks/http.py [--calls 200] [--embedder hashing]
+    .venv/bin/python benchmarks/http_overhead.py [--calls 200] [--embedder hashing]
+
+(Named ``http_overhead``, not ``http``: a script's folder comes first on the import path, and a ``http.py``
+there would shadow the standard library's for every benchmark.)
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import socket
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-# This script is named for what it measures, which is also the standard library's ``http``: take its own
-# folder off the import path before anything imports the real one.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import httpx
 
-import argparse  # noqa: E402
-import os  # noqa: E402
-import socket  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-
-import httpx  # noqa: E402
-
-from graphmem.config import Settings  # noqa: E402
-from graphmem.identity import NewCredential, Scope  # noqa: E402
-from graphmem.model import CallerContext, DocumentInput, SearchRequest  # noqa: E402
-from graphmem.runtime import Runtime  # noqa: E402
+from graphmem.config import Settings
+from graphmem.identity import NewCredential, Scope
+from graphmem.model import CallerContext, DocumentInput, SearchRequest
+from graphmem.runtime import Runtime
 
 NAMESPACE = "bench"
 QUERIES = ["Who moved to Leeds?", "billing events", "the lighthouse keeper", "Kafka topics", "quarterly report"]

@@ -1,0 +1,95 @@
+"""What every tool does before and after the service: find who calls (the SDK's access token over HTTP, or the
+server's fixed credential over stdio and in-memory), charge the rate limit once per call (a read-only tool is
+a read, any other a write; stdio is not limited), turn the ``namespace`` argument into the caller's context,
+and turn a typed error into a tool error with a sentence that says what to do next."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
+
+from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound, RateLimited, Unauthenticated
+from graphmem.identity import Charge, Credential
+from graphmem.model import CallerContext
+from graphmem.model.fields import invalid_input
+from graphmem.results import ErrorReport
+from graphmem.runtime import Runtime
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Caller:
+    runtime: Runtime
+    credential: Credential
+    context: CallerContext
+    namespace: str
+
+
+class Calls:
+    """The tools' one way into the service (built once per server)."""
+
+    def __init__(self, runtime: Callable[[], Runtime], fixed: Credential | None, limited: bool) -> None:
+        self._runtime = runtime
+        self._fixed = fixed  # stdio and in-memory clients: no access token, this credential
+        self._limited = limited
+
+    def run(self, kind: Charge, namespace: str | None, work: Callable[[Caller], T]) -> T:
+        runtime = self._runtime()
+        try:
+            credential = self._credential(runtime)
+            if kind is Charge.write and not credential.can_write:
+                raise ToolError("this credential may only read (scope read): ask the owner for a read,write "
+                                "credential to change memories")
+            if self._limited:
+                runtime.identity.charge(credential, kind)
+            context, resolved = runtime.identity.context(credential, namespace)
+            return work(Caller(runtime, credential, context, resolved))
+        except GraphmemError as exc:
+            raise ToolError(explain(exc)) from None
+        except ValidationError as exc:  # a rule across arguments, checked when the service's input is built
+            raise ToolError(explain(invalid_input(exc))) from None
+
+    def _credential(self, runtime: Runtime) -> Credential:
+        token = get_access_token()
+        if token is not None:
+            return runtime.identity.authenticate(token.token)
+        if self._fixed is None:
+            raise Unauthenticated("no credential: connect with a bearer token")
+        return self._fixed
+
+
+def report(error: ErrorReport | None) -> str:
+    """An error an item's outcome carries, as a sentence (the same as ``explain`` gives for a raised one)."""
+    if error is None:
+        return "the memory was not stored; try again"
+    next_step = error.details.get("next_step")
+    return f"{error.message}. Next: {next_step}." if next_step else f"invalid input: {error.message}" \
+        if error.code == "invalid_input" else error.message
+
+
+def explain(exc: GraphmemError) -> str:
+    """The error as a sentence an agent can act on."""
+    if isinstance(exc, Conflict):
+        return f"{exc.message}. Next: {exc.details['next_step']}."
+    if isinstance(exc, RateLimited):
+        return f"rate limited: wait {exc.details['retry_after']} seconds, then call again"
+    if isinstance(exc, NotFound):
+        if "namespace" in exc.details:
+            return f"{exc.message}: name a namespace this credential may use, or none for its own"
+        if "entity" in exc.details:
+            return f"{exc.message}: search_entities finds an entity's exact name and id"
+        return f"{exc.message}: check the id (ids come from the search and list tools, and from add_memory)"
+    if isinstance(exc, Forbidden):
+        return f"{exc.message}: this credential may not change that namespace"
+    if isinstance(exc, InvalidInput):
+        return f"invalid input: {exc.message}. Fix the arguments and call again"
+    if isinstance(exc, Unauthenticated):
+        return f"{exc.message}"
+    return f"{exc.message} (try again shortly; if it persists, tell the operator the reference " \
+           f"{exc.details.get('ref', exc.code)})"

@@ -1,0 +1,176 @@
+"""The ``graph`` tool set (graphmem's own): facts, entities, triples, one entity's neighbourhood, paths between
+entities, the bounded evidence graph, a memory's history, forgetting and restoring."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
+
+from graphmem.identity import Charge
+from graphmem.mcp.calls import Caller, Calls
+from graphmem.mcp.memory_tools import DESTROY, READ, WRITE, Namespace
+from graphmem.mcp.shapes import FACT_CHARS, PREVIEW_CHARS, FactFound, GraphResult, MemoryBrief, cut
+from graphmem.model import (
+    Cursor,
+    Depth,
+    EntityLookup,
+    EntityName,
+    EntitySearchRequest,
+    ExportCaps,
+    ExportRequest,
+    Fanout,
+    ForgetMode,
+    ForgetRequest,
+    HistoryOptions,
+    Hops,
+    Id,
+    Limit,
+    ListedItems,
+    Millis,
+    PathRequest,
+    QueryText,
+    SearchRequest,
+    TripleQuery,
+    View,
+)
+from graphmem.results import EntityDetail, EntityPage, ForgetResult, PathResult, TriplePage
+
+# explore_graph's own defaults: an agent's first look at the graph stays small (measured under 8,000 tokens)
+EXPLORE = ExportCaps(depth=2, max_nodes=100, max_documents=100, fanout=10)
+EXPLORE_TOKENS = 8000
+GraphTokens = Annotated[int, Field(ge=1000, le=100_000, description="the result's size cap in tokens")]
+# An agent's page is at most 1,000 nodes (the HTTP API's is 5,000): each costs some 35 tokens before its label.
+GraphNodes = Annotated[int, Field(ge=1, le=1000, description="nodes a page (then nextCursor)")]
+
+
+class FactsFound(BaseModel):
+    facts: list[FactFound]
+
+
+class History(BaseModel):
+    versions: list[MemoryBrief] = Field(description="newest first")
+    next_cursor: str | None = None
+
+
+def _cut_entity(detail: EntityDetail) -> EntityDetail:
+    facts = [f.model_copy(update={"text": cut(f.text, FACT_CHARS)[0]}) for f in detail.facts]
+    return detail.model_copy(update={"facts": facts})
+
+
+def _cut_path(result: PathResult) -> PathResult:
+    paths = [p.model_copy(update={"steps": [s.model_copy(update={"text": cut(s.text, FACT_CHARS)[0]})
+                                            for s in p.steps]}) for p in result.paths]
+    return result.model_copy(update={"paths": paths})
+
+
+def register(server: MCPServer, calls: Calls) -> None:
+    @server.tool(title="Search facts", annotations=READ, structured_output=True)
+    def search_facts(query: QueryText, limit: Limit = 10, as_of: Millis = None, include_superseded: bool = False,
+                     since: Millis = None, until: Millis = None, explain: bool = False,
+                     namespace: Namespace = None) -> FactsFound:
+        """Single facts (sentences) that answer a query, best first, each with its memory, lineage and
+        citation. `as_of` (epoch ms) reads the memory as it was then; `since`/`until` narrow by when facts were
+        recorded; `explain` adds each signal's rank."""
+        view = View(as_of=as_of, include_superseded=include_superseded)
+
+        def work(caller: Caller) -> FactsFound:
+            request = SearchRequest(query=query, limit=limit, view=view, since=since, until=until, explain=explain,
+                                    namespaces=[caller.namespace])
+            return FactsFound(facts=[FactFound.of(h) for h in caller.runtime.service.search(caller.context, request)])
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Search entities", annotations=READ, structured_output=True)
+    def search_entities(query: QueryText, limit: Limit = 10, namespace: Namespace = None) -> EntityPage:
+        """People, organisations, places, products and concepts by name or meaning, with how many facts
+        mention each."""
+        return calls.run(Charge.read, namespace, lambda c: c.runtime.service.search_entities(
+            c.context, EntitySearchRequest(query=query, limit=limit, namespaces=[c.namespace])))
+
+    @server.tool(title="Search triples", annotations=READ, structured_output=True)
+    def search_triples(subject: EntityName | None = None, predicate: EntityName | None = None,
+                       object: EntityName | None = None, term: EntityName | None = None, negated: bool | None = None,
+                       limit: Limit = 10, cursor: Cursor = None, namespace: Namespace = None) -> TriplePage:
+        """Statements (subject, predicate, object) read from the memories, newest first: by subject, by
+        predicate ("works at", matched as a verb), by object, or a free term; negated ones say so. Give at
+        least one of subject, predicate, object, term."""
+
+        def work(caller: Caller) -> TriplePage:
+            query = TripleQuery(subject=subject, predicate=predicate, object=object, term=term, negated=negated,
+                                limit=limit, cursor=cursor, namespaces=[caller.namespace])
+            page = caller.runtime.service.search_triples(caller.context, query)
+            return page.model_copy(update={"items": [t.model_copy(update={"text": cut(t.text, FACT_CHARS)[0]})
+                                                     for t in page.items]})
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Get an entity", annotations=READ, structured_output=True)
+    def get_entity(entity_id: Id | None = None, name: EntityName | None = None, facts: ListedItems = 10,
+                   neighbours: ListedItems = 10, namespace: Namespace = None) -> EntityDetail:
+        """One entity (by id, or by name) with its latest facts and the entities it has triples with; each
+        list is bounded and says (`facts_cut`, `neighbours_cut`) when more exist."""
+        lookup = EntityLookup(id=entity_id, name=name, facts=facts, neighbours=neighbours)
+        return calls.run(Charge.read, namespace, lambda c: _cut_entity(
+            c.runtime.service.get_entity(c.context, c.namespace, lookup)))
+
+    @server.tool(title="Find a path", annotations=READ, structured_output=True)
+    def find_path(from_entity: EntityName, to_entity: EntityName, max_hops: Hops = 3,
+                  namespace: Namespace = None) -> PathResult:
+        """How two entities (ids or names) are connected: the shortest chains through triples and facts that
+        mention both, up to `max_hops` steps, each step with its supporting fact. `cut` says the search hit its
+        bounds."""
+        request = PathRequest(source=from_entity, target=to_entity, max_hops=max_hops)
+        return calls.run(Charge.read, namespace, lambda c: _cut_path(
+            c.runtime.service.find_path(c.context, c.namespace, request)))
+
+    @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
+    def explore_graph(query: QueryText | None = None, memory_id: Id | None = None, entity_id: Id | None = None,
+                      depth: Depth = EXPLORE.depth, max_nodes: GraphNodes = EXPLORE.max_nodes,
+                      fanout: Fanout = EXPLORE.fanout, max_tokens: GraphTokens = EXPLORE_TOKENS,
+                      cursor: Cursor = None, namespace: Namespace = None) -> GraphResult:
+        """The evidence graph around a query, a memory or an entity (give one): memories, facts, entities and
+        their links, bounded (depth 2, 100 nodes, 10 neighbours a node, labels cut at 300 characters, 8,000
+        tokens by default), with how complete it is (totalDocuments, truncated, unavailableDocuments, coverage)
+        and nextCursor for the next page. Edges name nodes by their `ref`; over max_tokens, labels are cut
+        shorter (labelsCutAt), then edges left out (edgesLeftOut)."""
+        seed: dict[str, object] = {"kind": "query", "query": query} if query else \
+            {"kind": "document", "id": memory_id} if memory_id else {"kind": "entity", "id": entity_id}
+        caps = ExportCaps(depth=depth, max_nodes=max_nodes, max_documents=min(max_nodes, 1000), fanout=fanout)
+
+        def work(caller: Caller) -> GraphResult:
+            request = ExportRequest.model_validate({"seed": seed, "caps": caps, "cursor": cursor})
+            return GraphResult.of(caller.runtime.service.export(caller.context, caller.namespace, request),
+                                  PREVIEW_CHARS, max_tokens)
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Memory history", annotations=READ, structured_output=True)
+    def memory_history(memory_id: Id, cursor: Cursor = None, namespace: Namespace = None) -> History:
+        """Every version of a memory, newest first (20 a page), each with its lineage."""
+
+        def work(caller: Caller) -> History:
+            page = caller.runtime.service.history(caller.context, memory_id, HistoryOptions(limit=20, cursor=cursor))
+            return History(versions=[MemoryBrief.of(v) for v in page.items], next_cursor=page.next_cursor)
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Forget a memory", annotations=DESTROY, structured_output=True)
+    def forget_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
+        """Forget a memory, every version: `soft` (restorable), `redact` (text removed for good, history kept) or
+        `hard` (deleted)."""
+        request = ForgetRequest(mode=mode)
+        return calls.run(Charge.write, namespace, lambda c: c.runtime.service.forget(c.context, memory_id, request))
+
+    @server.tool(title="Restore a memory", annotations=WRITE.model_copy(update={"idempotent_hint": True}),
+                 structured_output=True)
+    def restore_memory(memory_id: Id, namespace: Namespace = None) -> MemoryBrief:
+        """Bring back a memory forgotten with mode `soft`, every version as it was; returns its latest version.
+        A redacted or hard-deleted memory cannot come back."""
+
+        def work(caller: Caller) -> MemoryBrief:
+            restored = caller.runtime.service.restore(caller.context, memory_id)
+            return MemoryBrief.of(restored, restored.content)
+
+        return calls.run(Charge.write, namespace, work)

@@ -1,0 +1,149 @@
+"""The ``memory`` tool set: the gateway seed's memory tools, with its names, inputs and bounds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from graphmem.identity import Charge
+from graphmem.mcp.calls import Caller, Calls, report
+from graphmem.mcp.shapes import (
+    FactBrief,
+    GetMemoryResult,
+    ListMemoriesResult,
+    MemoryBrief,
+    MemoryFound,
+    MemoryFull,
+    Passage,
+    SearchMemoriesResult,
+    Written,
+    cut,
+)
+from graphmem.model import (
+    Content,
+    DocumentInput,
+    DocumentListOptions,
+    ForgetMode,
+    ForgetRequest,
+    Id,
+    IngestItem,
+    MemoryDetailOptions,
+    Metadata,
+    PageLimit,
+    Path,
+    PathFilter,
+    QueryText,
+    SearchRequest,
+    Title,
+    UpdateInput,
+)
+from graphmem.results import Change, ForgetResult
+
+Namespace = Annotated[str | None, Field(description="the namespace (default: the credential's own)")]
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+SEARCH_MAX = 100  # search_memories clamps its limit to 1-100, as the seed does
+
+
+def register(server: MCPServer, calls: Calls) -> None:
+    @server.tool(title="Search memories", annotations=READ, structured_output=True)
+    def search_memories(query: QueryText, limit: int = 10,
+                        path: PathFilter | None = None, namespace: Namespace = None) -> SearchMemoriesResult:
+        """Find stored memories that answer a question or match a topic (meaning and words). Use before answering
+        from memory. Returns up to `limit` memories (clamped to 1-100; `clamped` says so), best first, each with
+        its best facts and where they come from. `path` narrows to a folder ("projects/x" or "projects/x%")."""
+        used = min(max(limit, 1), SEARCH_MAX)
+
+        def work(caller: Caller) -> SearchMemoriesResult:
+            request = SearchRequest(query=query, limit=used, path=path, namespaces=[caller.namespace])
+            hits = caller.runtime.service.search_documents(caller.context, request)
+            results = [MemoryFound(id=h.document_id, title=h.title,
+                                   path=h.facts[0].citation.path if h.facts else None, score=round(h.score, 5),
+                                   version=h.version, is_latest=h.is_latest, recorded_at=h.recorded_at,
+                                   facts=[Passage.of(f) for f in h.facts]) for h in hits]
+            return SearchMemoriesResult(results=results, total=len(results), limit=used, clamped=used != limit)
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="List memories", annotations=READ, structured_output=True)
+    def list_memories(page: Annotated[int, Field(ge=1)] = 1, limit: PageLimit = 50,
+                      path: PathFilter | None = None, namespace: Namespace = None) -> ListMemoriesResult:
+        """List stored memories, newest first, a page at a time (`page` from 1, `limit` 1-200; pages go 10,000
+        memories deep). Each entry has a short preview; get_memory returns a whole memory."""
+
+        def work(caller: Caller) -> ListMemoriesResult:
+            options = DocumentListOptions(limit=limit, offset=(page - 1) * limit, path=path)
+            listed = caller.runtime.service.list_documents(caller.context, caller.namespace, options)
+            return ListMemoriesResult(memories=[MemoryBrief.of(m, m.preview) for m in listed.items],
+                                      total=listed.total, page=page, limit=limit,
+                                      has_more=page * limit < listed.total)
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Get a memory", annotations=READ, structured_output=True)
+    def get_memory(memory_id: Id, max_chars: Annotated[int, Field(ge=100, le=100_000)] = 8000,
+                   namespace: Namespace = None) -> GetMemoryResult:
+        """Read one memory by id: its content (cut at `max_chars`; `content_truncated` says so: call again with a
+        larger max_chars for the rest), its lineage (version, isLatest, parentMemoryId), its first 50 facts and
+        the entities they mention."""
+
+        def work(caller: Caller) -> GetMemoryResult:
+            detail = caller.runtime.service.get_memory(caller.context, memory_id,
+                                                       MemoryDetailOptions(facts=50, entities=50))
+            memory = detail.memory
+            content, truncated = cut(memory.content, max_chars)
+            full = MemoryFull(**MemoryBrief.of(memory, memory.content).model_dump(), content=content,
+                              content_truncated=truncated, content_chars=len(memory.content or ""),
+                              source=memory.source, metadata=memory.metadata)
+            return GetMemoryResult(memory=full, facts=[FactBrief.of_info(f) for f in detail.facts],
+                                   facts_total=detail.facts_total,
+                                   entities=[e.name or e.id for e in detail.entities],
+                                   entities_total=detail.entities_total)
+
+        return calls.run(Charge.read, namespace, work)
+
+    @server.tool(title="Add a memory", annotations=WRITE, structured_output=True)
+    def add_memory(content: Content, path: Path | None = None, title: Title = None, metadata: Metadata = None,
+                   namespace: Namespace = None) -> Written:
+        """Store a new memory (a note, a decision, a fact about the user). Text identical to a current memory
+        returns that memory (`status: unchanged`). Returns its id; later changes go through update_memory."""
+
+        def work(caller: Caller) -> Written:
+            recorded = {"client": "mcp", "credential": caller.credential.name, **(metadata or {})}
+            item = DocumentInput(content=content, path=path, title=title, metadata=recorded)
+            outcome = caller.runtime.service.ingest(caller.context, caller.namespace, [IngestItem(document=item)])[0]
+            if outcome.error is not None or outcome.document is None:
+                raise ToolError(report(outcome.error))
+            document = outcome.document
+            return Written(id=document.id, chain_id=document.chain_id, version=document.version,
+                           status="unchanged" if outcome.change is Change.unchanged else "remembered")
+
+        return calls.run(Charge.write, namespace, work)
+
+    @server.tool(title="Update a memory", annotations=WRITE, structured_output=True)
+    def update_memory(memory_id: Id, content: Content, expected_version: int | None = None, title: Title = None,
+                      metadata: Metadata = None, path: Path | None = None, namespace: Namespace = None) -> Written:
+        """Replace a memory's content with a new version (the old one stays in its history). Pass the version you
+        read as `expected_version` to fail instead of overwriting someone else's change."""
+
+        def work(caller: Caller) -> Written:
+            update = UpdateInput(content=content, expected_version=expected_version, title=title, metadata=metadata,
+                                 path=path)
+            document = caller.runtime.service.update_document(caller.context, memory_id, update)
+            return Written(id=document.id, chain_id=document.chain_id, version=document.version,
+                           status="updated" if document.id != memory_id else "unchanged")
+
+        return calls.run(Charge.write, namespace, work)
+
+    @server.tool(title="Delete a memory", annotations=DESTROY, structured_output=True)
+    def delete_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
+        """Forget a memory, every version: `soft` hides it (restore_memory brings it back), `redact` removes its
+        text for good but keeps its history, `hard` deletes it."""
+        request = ForgetRequest(mode=mode)
+        return calls.run(Charge.write, namespace,
+                         lambda caller: caller.runtime.service.forget(caller.context, memory_id, request))

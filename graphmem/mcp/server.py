@@ -1,0 +1,118 @@
+"""The MCP server: the official SDK's ``MCPServer`` with graphmem's tool sets, for Streamable HTTP (mounted in
+the FastAPI app at ``/``, last, serving ``/mcp``) and for stdio (``graphmem mcp``).
+
+Who calls: over HTTP, the bearer token of the identity module, checked by the SDK's token verifier (no token or
+a bad one is 401 with ``WWW-Authenticate``); graphmem is not an OAuth server, so ``GRAPHMEM_PUBLIC_URL`` only
+names the issuer and resource URLs the SDK's metadata needs, and no scope is required at the transport (the
+tools check read and write). Over stdio and in-memory there is no token: the server factory takes a fixed
+credential. DNS-rebinding protection stays on, with ``GRAPHMEM_ALLOWED_HOSTS``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from graphmem import __version__
+from graphmem.config import Settings, Toolset
+from graphmem.errors import Unauthenticated
+from graphmem.identity import Credential
+from graphmem.mcp import conversation_tools, graph_tools, handoff_tools, memory_tools, mnemolog_tools
+from graphmem.mcp.calls import Calls, explain
+from graphmem.model.fields import invalid_input
+from graphmem.runtime import Runtime
+
+MCP_PATH = "/mcp"
+TOOLSETS = {Toolset.memory: memory_tools.register, Toolset.handoffs: handoff_tools.register,
+            Toolset.conversation: conversation_tools.register, Toolset.graph: graph_tools.register,
+            Toolset.mnemolog: mnemolog_tools.register}
+INSTRUCTIONS = """graphmem is a knowledge-graph memory. Search before answering from memory (search_memories, or
+recall_context for a cited context within a token budget; when it says no_confirmed_answer, say you do not know).
+Store what should last with add_memory (or log_exchange for a conversation turn); change it with update_memory,
+which keeps the history. Facts, entities and triples are searchable on their own (search_facts,
+search_entities, search_triples); get_entity, find_path and explore_graph show how things connect. Every result
+is bounded and says what it left out. Times are epoch milliseconds UTC."""
+
+
+class GraphmemMCP(MCPServer):
+    """The SDK's server, with argument errors said as graphmem says them: one sentence naming each field at
+    fault and its rule (the SDK's text is pydantic's report, with links and input types)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if type(exc) is ToolError and isinstance(cause, ValidationError):
+                raise ToolError(explain(invalid_input(cause))) from cause
+            raise
+
+
+class BearerVerifier:
+    """The SDK's token verifier over the identity module: a live credential's token is accepted; an unknown
+    or revoked one is refused (401). An unreachable database is not a bad token: it raises, and the app's
+    error handler answers 503."""
+
+    def __init__(self, runtime: Callable[[], Runtime]) -> None:
+        self._runtime = runtime
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            credential = await run_in_threadpool(self._runtime().identity.authenticate, token)
+        except Unauthenticated:
+            return None
+        return AccessToken(token=token, client_id=credential.id, scopes=[s.value for s in credential.scopes])
+
+
+def build_server(runtime: Callable[[], Runtime], settings: Settings, *, fixed: Credential | None = None,
+                 limited: bool = True) -> MCPServer:
+    """One server with the tool sets ``settings.mcp_toolsets`` names. ``fixed``: the credential of every call
+    that comes without an access token (stdio, the in-memory client); ``limited``: charge rate limits."""
+    http = fixed is None
+    server = GraphmemMCP(
+        name="graphmem", title="graphmem memory", version=__version__, instructions=INSTRUCTIONS,
+        token_verifier=BearerVerifier(runtime) if http else None,
+        # graphmem's tokens are not issued for one resource (no audience to check): the verifier's lookup is
+        # the whole check, so the SDK is told not to compare a token's resource.
+        auth=AuthSettings(issuer_url=settings.public_url, validate_token_resource=False,
+                          resource_server_url=settings.public_url.rstrip("/") + MCP_PATH)
+        if http else None)
+    calls = Calls(runtime, fixed, limited)
+    for toolset in dict.fromkeys(settings.mcp_toolsets):
+        TOOLSETS[toolset](server, calls)
+    return server
+
+
+def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
+    """The Streamable HTTP app to mount at ``/``. A client configured with ``/mcp/`` (as one seed documents)
+    is served as ``/mcp``, without a redirect some clients would not follow with a POST. Any other path the
+    app's routes did not take is the app's JSON 404 (a wrong method on an app route is a 404 too: the mount
+    matches every path)."""
+    origins = [f"{scheme}://{host}" for host in settings.allowed_hosts for scheme in ("http", "https")]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=settings.allowed_hosts,
+                                         allowed_origins=origins + settings.cors_origins)
+    inner = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
+                                       host=settings.host)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path == MCP_PATH + "/":
+                scope = {**scope, "path": MCP_PATH, "raw_path": MCP_PATH.encode()}
+            elif path != MCP_PATH and not path.startswith("/.well-known/"):
+                raise HTTPException(status_code=404)  # the app's own 404, as before the mount
+        await inner(scope, receive, send)
+
+    return app
+

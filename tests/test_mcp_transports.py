@@ -1,0 +1,214 @@
+"""The MCP server over its real transports: Streamable HTTP on a uvicorn server (bearer tokens, 401 with
+``WWW-Authenticate``, a read token's write refused, ``/mcp/`` served, DNS-rebinding protection, a revocation
+taking effect mid-session) with an agent-style scenario end to end, and stdio: ``graphmem mcp`` as a
+subprocess, driven by the SDK's stdio client (stdout carries only JSON-RPC; a relative data directory is
+refused)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from graphmem.app import create_app
+from graphmem.identity import Scope
+from graphmem.runtime import Runtime
+from helpers import served
+from mcp_helpers import Session, credential
+
+GRAPHMEM = str(Path(sys.executable).with_name("graphmem"))
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}}
+JSON_RPC = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+SCENARIO_LOG: list[tuple[str, str]] = []  # (tool, what it returned): printed for the closing note with -s
+
+
+@pytest.fixture(scope="module")
+def server(runtime: Runtime) -> Iterator[str]:
+    with served(create_app(runtime=runtime)) as url:
+        yield url
+
+
+def over_http(url: str, token: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
+
+
+async def http_session(client: Client) -> Session:
+    return Session(client, {tool.name: tool for tool in (await client.list_tools()).tools})
+
+
+def test_bearer_tokens_over_streamable_http(server: str, runtime: Runtime, ns: str) -> None:
+    _, token = credential(runtime, [ns])
+    _, reader = credential(runtime, [ns], (Scope.read,))
+
+    async def main() -> None:
+        async with over_http(f"{server}/mcp", token) as client:
+            s = await http_session(client)
+            added = await s.call("add_memory", content="Mira Sato runs the Kyoto lab.")
+            assert added["status"] == "remembered"
+        async with over_http(f"{server}/mcp/", token) as client:  # as one seed documents its URL
+            s = await http_session(client)
+            assert (await s.call("list_memories"))["total"] == 1
+        async with over_http(f"{server}/mcp", reader) as client:
+            s = await http_session(client)
+            assert (await s.call("get_memory", memory_id=added["id"]))["memory"]["id"] == added["id"]
+            refused = await s.error("add_memory", content="A reader writes.")
+            assert "this credential may only read" in refused
+
+    anyio.run(main)
+    initialize, headers = INITIALIZE, JSON_RPC
+    for sent in ({}, {"Authorization": "Bearer gm_" + "x" * 43}, {"X-API-Key": token}):
+        refused = httpx.post(f"{server}/mcp", json=initialize, headers={**headers, **sent})
+        assert refused.status_code == 401, sent
+        challenge = refused.headers["www-authenticate"]
+        assert challenge.startswith("Bearer") and "/.well-known/oauth-protected-resource/mcp" in challenge
+    metadata = httpx.get(f"{server}/.well-known/oauth-protected-resource/mcp").json()
+    assert metadata["resource"] == "http://127.0.0.1:8420/mcp"
+    rebinding = httpx.post(f"{server}/mcp", json=initialize,
+                           headers={**headers, "Authorization": f"Bearer {token}", "Host": "evil.example:80"})
+    assert rebinding.status_code in (400, 421), rebinding.status_code
+    assert httpx.get(f"{server}/health").status_code == 200  # the mount at / takes nothing from the app
+    missing = httpx.get(f"{server}/no-such-route")
+    assert missing.status_code == 404 and missing.json() == {"detail": "Not Found"}
+    assert httpx.get(f"{server}/v1/memories", headers={"Authorization": f"Bearer {token}"}).json()["total"] == 1
+
+
+def test_a_revoked_token_stops_working_mid_session(server: str, runtime: Runtime, ns: str) -> None:
+    revoked, token = credential(runtime, [ns])
+
+    async def main() -> None:
+        async with over_http(f"{server}/mcp", token) as client:
+            s = await http_session(client)
+            assert (await s.call("list_memories"))["total"] == 0
+            runtime.identity.revoke(revoked.id)
+            with pytest.raises(MCPError):  # the transport's 401, as the SDK reports it
+                await client.call_tool("list_memories", {})
+
+    anyio.run(main)
+    assert httpx.post(f"{server}/mcp", json=INITIALIZE, headers={**JSON_RPC, "Authorization": f"Bearer {token}"}
+                      ).status_code == 401
+
+
+def test_an_agent_scenario_end_to_end(server: str, runtime: Runtime, ns: str) -> None:
+    """Add three memories, update one, search (the update wins), recall with a budget, explore from an entity,
+    find a path, save and read a handoff, forget a memory and see it gone from search."""
+    _, token = credential(runtime, [ns])
+    SCENARIO_LOG.clear()
+
+    async def main() -> None:
+        async with over_http(f"{server}/mcp", token) as client:
+            s = await http_session(client)
+
+            async def call(name: str, note: Any = None, /, **arguments: Any) -> dict[str, Any]:
+                result = await s.call(name, **arguments)
+                SCENARIO_LOG.append((name, note(result) if note else json.dumps(result)[:160]))
+                return result
+
+            kyoto = await call("add_memory", lambda r: f"{r['status']} v{r['version']}",
+                               content="Mira Sato works at Helix Labs in Kyoto.", path="people")
+            await call("add_memory", lambda r: r["status"],
+                       content="Helix Labs acquired Nordwind Robotics in 2025.", path="companies")
+            await call("add_memory", lambda r: r["status"],
+                       content="Jonas Weber works at Nordwind Robotics in Hamburg.", path="people")
+            moved = await call("update_memory", lambda r: f"{r['status']} v{r['version']}", memory_id=kyoto["id"],
+                               expected_version=1, content="Mira Sato works at Helix Labs in Osaka now.")
+            found = await call("search_memories", lambda r: f"top {r['results'][0]['id'] == moved['id']} "
+                                                            f"v{r['results'][0]['version']}",
+                               query="Where does Mira Sato work?")
+            assert found["results"][0]["id"] == moved["id"] and "Osaka" in found["results"][0]["facts"][0]["text"]
+            assert all(r["id"] != kyoto["id"] for r in found["results"])  # the old version is not current
+            recalled = await call("recall_context", lambda r: f"{r['answer_status']}, {r['tokens_used']} tokens, "
+                                                              f"{len(r['items'])} items",
+                                  query="Where does Mira Sato work?", max_tokens=120)
+            assert recalled["tokens_used"] <= 120 and "Osaka" in recalled["context_text"]
+            mira = await call("get_entity", lambda r: f"{r['name']}: {r['facts_total']} facts, "
+                                                      f"{len(r['neighbours'])} neighbours", name="Mira Sato")
+            graph = await call("explore_graph", lambda r: f"{len(r['nodes'])} nodes, {len(r['edges'])} edges, "
+                                                          f"truncated {r['truncated']}", entity_id=mira["id"])
+            assert any(n["label"] == "Helix Labs" for n in graph["nodes"])
+            path = await call("find_path", lambda r: " → ".join(r["paths"][0]["names"]) if r["paths"] else "none",
+                              from_entity="Mira Sato", to_entity="Jonas Weber")
+            assert path["paths"] and path["paths"][0]["names"][-1] == "Jonas Weber"
+            saved = await call("save_handoff", lambda r: f"v{r['version']} by {r['author']}", project="hiring",
+                               goal="Hire for Osaka", summary="Mira moved", expected_version=0,
+                               request_id="req-scenario-1")
+            read = await call("get_handoff", lambda r: f"v{r['version']}: {r['context']['goal']}", project="hiring")
+            assert read["version"] == saved["version"] == 1
+            await call("forget_memory", lambda r: f"{r['mode']}, {r['documents']} versions",
+                       memory_id=moved["id"], mode="soft")
+            after = await call("search_memories", lambda r: f"{len(r['results'])} results, Mira gone "
+                               f"{all('Mira' not in f['text'] for x in r['results'] for f in x['facts'])}",
+                               query="Where does Mira Sato work?")
+            assert all(r["id"] not in (moved["id"], kyoto["id"]) for r in after["results"])
+
+    anyio.run(main)
+    for name, note in SCENARIO_LOG:
+        print(f"{name}: {note}")
+
+
+def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
+    """``graphmem mcp`` on the test run's data directory (it attaches to the running engine), as a token's
+    credential and as the owner's; the SDK's stdio client drives it."""
+    _, token = credential(runtime, [ns])
+    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
+           "GRAPHMEM_EMBEDDER": "hashing", "HF_HUB_OFFLINE": "1"}
+
+    async def main() -> None:
+        as_token = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"],
+                                         env={**env, "GRAPHMEM_TOKEN": token}, cwd=str(tmp_path))
+        async with Client(as_token, read_timeout_seconds=120) as client:
+            s = await http_session(client)
+            added = await s.call("add_memory", content="Noor Haddad keeps the stdio notes.")
+            queued = await s.call("log_exchange", user_message="Remember my desk is B12.",
+                                  assistant_message="Noted: desk B12.")
+            for _ in range(100):  # the command runs the job worker, as serve does
+                status = await s.call("check_memory_status", ingestion_id=queued["ingestion_id"])
+                if status["status"] == "done":
+                    break
+                await anyio.sleep(0.2)
+            assert status["status"] == "done"
+            assert (await s.call("list_memories"))["total"] == 2
+            assert (await s.call("get_memory", memory_id=added["id"]))["memory"]["namespace"] == ns
+        as_owner = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"], env=env,
+                                         cwd=str(tmp_path))
+        async with Client(as_owner, read_timeout_seconds=120) as client:
+            s = await http_session(client)
+            assert (await s.call("list_memories", namespace=ns))["total"] == 2  # the owner may read every one
+
+    anyio.run(main)
+
+
+def test_stdio_stdout_is_json_rpc_only(runtime: Runtime, ns: str, tmp_path: Path) -> None:
+    _, token = credential(runtime, [ns])
+    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
+           "GRAPHMEM_EMBEDDER": "hashing", "GRAPHMEM_TOKEN": token, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([GRAPHMEM, "mcp", "--log-level", "debug"], input=json.dumps(INITIALIZE) + "\n",
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert lines, done.stderr[-2000:]
+    for line in lines:
+        assert json.loads(line)["jsonrpc"] == "2.0", line  # every line of stdout is a JSON-RPC message
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "graphmem"
+    assert "DEBUG" in done.stderr or "INFO" in done.stderr  # the logs went to stderr
+
+
+def test_stdio_refuses_a_relative_data_dir(tmp_path: Path) -> None:
+    env = {**os.environ, "GRAPHMEM_DATA_DIR": ".graphmem", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([GRAPHMEM, "mcp"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    assert "relative" in done.stderr and "absolute path" in done.stderr
+    assert not (tmp_path / ".graphmem").exists()
