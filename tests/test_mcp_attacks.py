@@ -134,7 +134,11 @@ def test_attack(runtime: Runtime, world: World, tool: str, writes: bool, args: A
 
     failed, text = anyio.run(main)
     assert failed, (tool, case, text[:300])
-    if case == "read token writing":
+    assert "Error executing tool" not in text or ":" in text.split("Error executing tool", 1)[1], text
+    if case == "A on B":  # not found for reads and ids, forbidden for writes by name: never another error
+        assert any(said in text for said in ("no namespace", "no memory", "no entity", "no document", "no job",
+                                             "may not change")), text
+    elif case == "read token writing":
         assert "this credential may only read" in text
     elif case == "* on _system":
         assert "reserved" in text or "_system" in text, text

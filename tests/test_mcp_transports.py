@@ -196,14 +196,36 @@ def test_stdio_stdout_is_json_rpc_only(runtime: Runtime, ns: str, tmp_path: Path
     _, token = credential(runtime, [ns])
     env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
            "GRAPHMEM_EMBEDDER": "hashing", "GRAPHMEM_TOKEN": token, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([GRAPHMEM, "mcp", "--log-level", "debug"], input=json.dumps(INITIALIZE) + "\n",
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    assert lines, done.stderr[-2000:]
+    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "add_memory", "arguments": {"content": "Stdout stays clean."}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "search_memories", "arguments": {"query": "stdout"}}}]
+    stderr = tmp_path / "stderr.log"
+    with stderr.open("w") as errors:
+        process = subprocess.Popen([GRAPHMEM, "mcp", "--log-level", "debug"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=errors, text=True, env=env, cwd=tmp_path)
+        assert process.stdin is not None and process.stdout is not None
+        lines: list[str] = []
+        try:
+            for message in messages:  # one at a time: each reply (if any) before the next message
+                process.stdin.write(json.dumps(message) + "\n")
+                process.stdin.flush()
+                if "id" in message:
+                    lines.append(process.stdout.readline())
+        finally:
+            process.stdin.close()
+            rest = process.stdout.read()
+            process.wait(timeout=60)
+    lines = [line for line in lines + rest.splitlines() if line.strip()]
     for line in lines:
         assert json.loads(line)["jsonrpc"] == "2.0", line  # every line of stdout is a JSON-RPC message
-    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "graphmem"
-    assert "DEBUG" in done.stderr or "INFO" in done.stderr  # the logs went to stderr
+    replies = {json.loads(line).get("id"): json.loads(line) for line in lines}
+    assert replies[1]["result"]["serverInfo"]["name"] == "graphmem"
+    assert replies[2]["result"]["structuredContent"]["status"] == "remembered", replies[2]
+    assert "result" in replies[3], replies[3]  # a search ran (models loaded) and stdout is still JSON-RPC
+    logged = stderr.read_text()
+    assert "DEBUG" in logged or "INFO" in logged  # the logs went to stderr
 
 
 def test_stdio_refuses_a_relative_data_dir(tmp_path: Path) -> None:

@@ -32,7 +32,6 @@ def ingest(
     from graphmem.ingest.split import split_facts
     from graphmem.model import CallerContext, check_namespace
     from graphmem.results import Change
-    from graphmem.runtime import Runtime
 
     try:
         check_namespace(namespace)  # before anything slow
@@ -47,6 +46,8 @@ def ingest(
         typer.echo(f"{found.files} files: nothing to ingest", err=True)
         raise typer.Exit(code=1)
     facts = sum(len(split_facts(item.item.document.content)) for item in found.items)
+    from graphmem.runtime import Runtime  # spaCy and torch come with it: seconds, after the cheap checks
+
     try:
         runtime = Runtime.open(chosen)
     except GraphmemError as exc:

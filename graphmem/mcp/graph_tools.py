@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
@@ -135,8 +136,13 @@ def register(server: MCPServer, calls: Calls) -> None:
         tokens by default), with how complete it is (totalDocuments, truncated, unavailableDocuments, coverage)
         and nextCursor for the next page. Edges name nodes by their `ref`; over max_tokens, labels are cut
         shorter (labelsCutAt), then edges left out (edgesLeftOut)."""
-        seed: dict[str, object] = {"kind": "query", "query": query} if query else \
-            {"kind": "document", "id": memory_id} if memory_id else {"kind": "entity", "id": entity_id}
+        given = [(kind, value) for kind, value in (("query", query), ("document", memory_id), ("entity", entity_id))
+                 if value is not None]
+        if len(given) != 1:
+            raise ToolError("invalid input: give exactly one seed: query, memory_id or entity_id. Fix the "
+                            "arguments and call again")
+        kind, value = given[0]
+        seed: dict[str, object] = {"kind": kind, "query" if kind == "query" else "id": value}
         caps = ExportCaps(depth=depth, max_nodes=max_nodes, max_documents=min(max_nodes, 1000), fanout=fanout)
 
         def work(caller: Caller) -> GraphResult:

@@ -24,6 +24,7 @@ from graphmem.mcp.shapes import (
     cut,
 )
 from graphmem.model import (
+    MAX_OFFSET,
     Content,
     DocumentInput,
     DocumentListOptions,
@@ -79,9 +80,10 @@ def register(server: MCPServer, calls: Calls) -> None:
         def work(caller: Caller) -> ListMemoriesResult:
             options = DocumentListOptions(limit=limit, offset=(page - 1) * limit, path=path)
             listed = caller.runtime.service.list_documents(caller.context, caller.namespace, options)
+            following = page * limit  # the next page's offset: pages go MAX_OFFSET memories deep
             return ListMemoriesResult(memories=[MemoryBrief.of(m, m.preview) for m in listed.items],
                                       total=listed.total, page=page, limit=limit,
-                                      has_more=page * limit < listed.total)
+                                      has_more=following < listed.total and following <= MAX_OFFSET)
 
         return calls.run(Charge.read, namespace, work)
 
@@ -114,7 +116,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         returns that memory (`status: unchanged`). Returns its id; later changes go through update_memory."""
 
         def work(caller: Caller) -> Written:
-            recorded = {"client": "mcp", "credential": caller.credential.name, **(metadata or {})}
+            recorded = {**(metadata or {}), "client": "mcp", "credential": caller.credential.name}  # ours last
             item = DocumentInput(content=content, path=path, title=title, metadata=recorded)
             outcome = caller.runtime.service.ingest(caller.context, caller.namespace, [IngestItem(document=item)])[0]
             if outcome.error is not None or outcome.document is None:

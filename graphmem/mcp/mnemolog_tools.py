@@ -56,6 +56,8 @@ def epoch_ms(since: int | str | None) -> int | None:
     """``since`` as the service takes it: epoch ms as given, an ISO 8601 date-time converted."""
     if since is None or isinstance(since, int):
         return since
+    if since.strip().isdigit():
+        return int(since)
     try:
         parsed = datetime.fromisoformat(since)
     except ValueError:

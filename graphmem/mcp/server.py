@@ -53,8 +53,8 @@ class GraphmemMCP(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            cause = exc.__cause__
-            if type(exc) is ToolError and isinstance(cause, ValidationError):
+            cause = exc.__cause__  # arguments the schema refused, or an input model a tool built refused
+            if isinstance(cause, ValidationError):
                 raise ToolError(explain(invalid_input(cause))) from cause
             raise
 

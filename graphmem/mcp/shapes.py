@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.results import DocumentInfo, ExportResult, FactHit, FactInfo
@@ -180,9 +181,11 @@ class GraphEdge(BaseModel):
 
 
 class GraphResult(Seed):
-    """The bounded evidence graph, fitted to ``max_tokens``: every node of the page stays; labels are shortened
-    first when needed (``labels_cut_at``), then edges are left out from the end (``edges_left_out``). Edges name
-    nodes by a small ``ref`` (a UUID costs some 26 tokens, a ref one or two)."""
+    """The bounded evidence graph, fitted to ``max_tokens``: every node of the page stays (the next page starts
+    after them); labels are shortened first when needed, down to 40 characters (``labels_cut_at``), then edges
+    are left out from the end (``edges_left_out``), then labels go (``labels_cut_at`` 0); a page whose ids alone
+    exceed the budget is refused with the ``max_nodes`` that would fit. Edges name nodes by a small ``ref`` (a
+    UUID costs some 26 tokens, a ref one or two)."""
 
     nodes: list[GraphNode]
     edges: list[GraphEdge]
@@ -204,7 +207,8 @@ class GraphResult(Seed):
 
         def build(chars: int, kept: int) -> GraphResult:
             nodes = [GraphNode(ref=refs[n.id], id=n.id, kind=n.kind, type=n.type, version=n.version, depth=n.depth,
-                               label=cut(n.title or n.text or n.name, chars)[0]) for n in page.nodes]
+                               label=cut(n.title or n.text or n.name, chars)[0] if chars else None)
+                     for n in page.nodes]
             return cls(nodes=nodes, edges=edges[:kept], total_documents=page.total_documents,
                        truncated=page.truncated, unavailable_documents=page.unavailable_documents,
                        coverage=round(page.coverage, 4), next_cursor=page.next_cursor, labels_cut_at=chars,
@@ -213,7 +217,7 @@ class GraphResult(Seed):
         chars, kept = text_chars, len(edges)
         result = build(chars, kept)
         size = result.size()
-        while size > max_tokens and chars > MIN_LABEL_CHARS:  # labels first: every node stays
+        while size > max_tokens and chars > MIN_LABEL_CHARS:  # labels first: every node and edge stays
             chars = max(MIN_LABEL_CHARS, int(chars * max_tokens / size * 0.9))
             result = build(chars, kept)
             size = result.size()
@@ -221,7 +225,17 @@ class GraphResult(Seed):
             kept = max(0, kept - max(1, int(kept * (size - max_tokens) / size) + 1))
             result = build(chars, kept)
             size = result.size()
-        return result.model_copy(update={"tokens": size})
+        if size > max_tokens:  # then the labels themselves: the ids stay, get_memory and get_entity read them
+            chars = 0
+            result = build(chars, kept)
+            size = result.size()
+        if size > max_tokens:
+            fits = max(1, int(len(page.nodes) * max_tokens / size))
+            raise ToolError(f"invalid input: this page's {len(page.nodes)} nodes need {size} tokens without labels "
+                            f"or edges, more than max_tokens {max_tokens}: ask for max_nodes {fits} or fewer, or "
+                            "a larger max_tokens")
+        result = result.model_copy(update={"tokens": size})
+        return result.model_copy(update={"tokens": result.size()})  # its own count included
 
     def size(self) -> int:
         """Tokens of the JSON the SDK sends (white space is not a token for this tokenizer)."""
