@@ -1,9 +1,11 @@
-"""Retrieval quality on the gold set in benchmarks/data (real model, bundled engine).
+"""Retrieval quality on the gold set in benchmarks/data and on the conversational development set in
+benchmarks/data/conversations (real model, bundled engine), beside the baselines a user would build instead.
 
-Prints recall@5, recall@10 and MRR over the answerable questions for full text alone, vector alone, naive
-RRF (vector + full text, equal weights, k = 60) and the full pipeline (``service.search`` with its defaults:
-weighted RRF, graph expansion), then recall's abstention accuracy and the update scenarios (current and
-as-of views, forgetting; times captured during the run).
+Gold set: recall@5, recall@10 and MRR over the answerable questions for graphmem's fact signals alone (full
+text, vector, their naive RRF with equal weights and k = 60), the full pipeline (``service.search`` with its
+defaults: weighted RRF, graph expansion), and plain BM25, plain dense and their naive RRF over whole
+memories; then recall's abstention accuracy and the update scenarios (current and as-of views, forgetting;
+times captured during the run). Development set: ``conversations.run`` (its docstring says what it prints).
 
 A question's relevant set is its gold memories; a ranking is the order in which their documents first
 appear among the fact hits. recall@k = share of the relevant memories in the first k documents. Abstention:
@@ -19,7 +21,9 @@ import argparse
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import conversations
 from gold import abstention, document_ranking, load_gold, load_jsonl, metrics, pipeline_rankings, run_update_scenarios
 
 from graphmem.config import Settings
@@ -77,15 +81,16 @@ def main() -> None:
                 return [Candidate(f.id, f.score, rank) for rank, f in enumerate(fused, start=1)]
 
             results = {name: metrics(signal(fn)) for name, fn in
-                       (("full text", fulltext), ("vector", vector), ("naive RRF", naive))}
+                       (("facts: full text", fulltext), ("facts: vector", vector), ("facts: naive RRF", naive))}
             full = pipeline_rankings(service, NAMESPACE, gold_of_doc, POOL)
             results["full pipeline"] = metrics(full)
+            results.update(whole_memory_baselines(service.pipeline.embedder.embed, answerable))
             print(f"gold set: {len(gold_of_doc)} memories, {len(answerable)} answerable and "
                   f"{len(questions) - len(answerable)} unanswerable questions; "
                   f"embedder {runtime.versions['embedder']} ({args.embedder})")
-            print(f"{'signal':<14} {'recall@5':>9} {'recall@10':>10} {'MRR':>7}")
+            print(f"{'signal':<28} {'recall@5':>9} {'recall@10':>10} {'MRR':>7}")
             for name, (r5, r10, mrr) in results.items():
-                print(f"{name:<14} {r5:9.3f} {r10:10.3f} {mrr:7.3f}")
+                print(f"{name:<28} {r5:9.3f} {r10:10.3f} {mrr:7.3f}")
             singles = [m for name, m in results.items() if name != "full pipeline"]
             beats = all(results["full pipeline"][i] > max(m[i] for m in singles) for i in range(3))
             print(f"full pipeline beats every single signal and naive RRF on all three: {'yes' if beats else 'NO'}")
@@ -105,6 +110,20 @@ def main() -> None:
             print(f"update scenarios: {sum(c.passed for c in checks)}/{len(checks)} checks hold")
             for failed in (c for c in checks if not c.passed):
                 print(f"  FAILED {failed.scenario}: {failed.check} got {failed.got}")
+            print()
+            conversations.run(runtime)
+
+
+def whole_memory_baselines(embed: Callable[[list[str]], list[list[float]]],
+                           answerable: list[dict[str, Any]]) -> dict[str, tuple[float, float, float]]:
+    """Plain BM25, plain dense and their naive RRF over whole gold memories (the development set's baselines)."""
+    memories = [{"id": m["id"], "conversation": "gold", "content": m["content"]} for m in load_jsonl("memories.jsonl")]
+    baselines = conversations.Baselines(memories, embed)
+    asked = [{"conversation": "gold", "question": q["question"]} for q in answerable]
+    rankers = {"plain BM25 (whole memories)": baselines.bm25_rank, "plain dense (whole memories)": baselines.dense_rank,
+               "naive RRF of the two (k=60)": baselines.rrf_rank}
+    return {name: metrics([(rank(a), set(q["answers"])) for a, q in zip(asked, answerable, strict=True)])
+            for name, rank in rankers.items()}
 
 
 if __name__ == "__main__":
