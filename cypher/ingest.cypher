@@ -130,12 +130,19 @@ WHERE d.namespace <> '_system'
 RETURN DISTINCT d.namespace AS namespace
 ORDER BY namespace
 
-// name: facts_page_for_embedding
-MATCH (f:Fact)
-WHERE f.namespace = $namespace AND f.text IS NOT NULL AND f.id > $after
-RETURN f.id AS id, f.text AS text
+// name: documents_page_for_embedding
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND d.content IS NOT NULL AND d.id > $after
+RETURN d.id AS id, d.content AS content
 ORDER BY id
 LIMIT $limit
+
+// name: facts_of_documents
+UNWIND $document_ids AS document_id
+MATCH (d:Document {id: document_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace = $namespace AND f.namespace = $namespace
+RETURN f.id AS id, d.id AS document_id, f.start AS start, f.end AS end, f.text AS text
+ORDER BY id
 
 // name: entities_page_for_embedding
 MATCH (e:Entity)

@@ -15,6 +15,7 @@ from graphmem.errors import ConfigurationError, GraphmemError
 from graphmem.identity import CredentialStore, Identity, RateLimits
 from graphmem.ingest.jobs import JobWorker
 from graphmem.ingest.pipeline import Pipeline
+from graphmem.ingest.split import embedding_identity
 from graphmem.nlp.embedder import DIMENSIONS, embedder_name
 from graphmem.service import MemoryService
 from graphmem.store import dialect as dialects
@@ -67,7 +68,7 @@ class Runtime:
                 http = (http_url, (user, password))
             schema_version = bootstrap(store, arcadedb_http=http)
             if check_model:  # only `graphmem reembed` opens a database with another model on purpose
-                check_embedder(store, embedder_name(settings.embedder), DIMENSIONS)
+                check_embedder(store, embedding_identity(embedder_name(settings.embedder)), DIMENSIONS)
         except BaseException:
             if engine is not None and started and own_engine:
                 engine.stop(only_if_owned=True)

@@ -97,7 +97,7 @@ class Pipeline:
         extract_s = 0.0
         for batch in _batches(flat, self.settings.ingest_batch_sentences):
             # the embedding thread works on this batch while spaCy parses it here
-            embedded = self._embed_pool.submit(self._timed_embed, [span.plain for _, span in batch])
+            embedded = self._embed_pool.submit(self._timed_embed, [span.embedding_text for _, span in batch])
             embeddings.append(embedded)
             t0 = time.perf_counter()
             extractions.extend(self._extract(batch))

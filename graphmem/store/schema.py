@@ -98,8 +98,8 @@ def check_embedder(store: GraphStore, name: str, dimensions: int) -> None:
     if stored is not None and (stored["name"], stored["dimensions"]) != (name, dimensions):
         raise ConfigurationError(
             f"this database holds embeddings of {stored['name']} ({stored['dimensions']} dimensions) but "
-            f"graphmem is configured with {name} ({dimensions}); set GRAPHMEM_EMBEDDER back, or re-embed "
-            "the database deliberately"
+            f"graphmem is configured with {name} ({dimensions}); run `graphmem reembed` to re-embed it "
+            "deliberately (or set GRAPHMEM_EMBEDDER back)"
         )
 
 

@@ -1,0 +1,69 @@
+"""The embedding identity and its migration: facts read their turn header, the database records that, a store
+written before is refused with the way out (``graphmem reembed``), and re-embedding gives every fact exactly
+the vector a fresh ingestion would (hashing embedder: fast and deterministic; tests/test_real_models.py
+switches models with the real one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.config import EmbedderChoice
+from graphmem.errors import ConfigurationError
+from graphmem.ingest.reembed import reembed
+from graphmem.ingest.split import embedding_identity, split_facts
+from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest
+from graphmem.nlp.embedder import embedder_name
+from graphmem.runtime import Runtime
+from graphmem.store.schema import record_embedder
+from helpers import graph_driver, make_settings, query
+
+TURN = ("Kofi (8:15 pm on 2 March 2025): Ilse! Long time no speak. I finally signed up for the Leeds half "
+        "marathon. My knee is holding up so far.")
+
+
+def test_facts_read_their_turn_header() -> None:
+    spans = split_facts(TURN)
+    assert len(spans) == 4
+    assert spans[0].turn_header is None and spans[0].embedding_text.startswith("Kofi (8:15 pm")
+    for span in spans[1:]:
+        assert span.turn_header == "Kofi (8:15 pm on 2 March 2025):"
+        assert span.embedding_text == f"{span.turn_header} {span.plain}"
+    assert split_facts("No header here. Just notes.")[1].embedding_text == "Just notes."
+
+
+def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_path: Path) -> None:
+    data_dir = tmp_path / "migrate"
+    settings = make_settings(data_dir)
+    ctx = CallerContext.for_namespaces("mig")
+    with Runtime.open(settings) as first, graph_driver(first) as driver:
+        service = first.service
+        kept = service.add_document(ctx, "mig", DocumentInput(content=TURN))
+        gone = service.add_document(ctx, "mig", DocumentInput(content="Sam (9:00 am on 3 March 2025): Secret. Bye."))
+        service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.redact))
+        fresh = {r["start"]: r["v"] for r in query(driver, "MATCH (f:Fact) WHERE f.namespace = 'mig' AND "
+                                                           "f.embedding IS NOT NULL RETURN f.start AS start, "
+                                                           "f.embedding AS v")}
+        # the store as an earlier release wrote it: plain sentences, the model's name alone
+        embedder = service.pipeline.embedder
+        for span in split_facts(TURN):
+            (old,) = embedder.embed([span.plain])
+            query(driver, "MATCH (f:Fact {start: $start}) WHERE f.namespace = 'mig' SET f.embedding = $v",
+                  start=span.start, v=old)
+        record_embedder(first.store, embedder_name(EmbedderChoice.hashing), embedder.dimensions)
+    with pytest.raises(ConfigurationError) as refused:
+        Runtime.open(settings)
+    assert "graphmem reembed" in refused.value.message
+    with Runtime.open(settings, check_model=False) as switching:
+        assert reembed(switching.store, switching.service.pipeline.embedder) >= 4
+    with Runtime.open(settings) as after, graph_driver(after) as driver:
+        rows = query(driver, "MATCH (f:Fact) WHERE f.namespace = 'mig' RETURN f.start AS start, "
+                             "f.embedding AS v, f.text AS text")
+        assert {r["start"] for r in rows if r["v"] is not None} == set(fresh)  # the redacted facts stay empty
+        for row in rows:
+            if row["v"] is not None:
+                assert sum(a * b for a, b in zip(row["v"], fresh[row["start"]], strict=True)) > 0.9999
+        recorded = after.store.read(lambda tx: tx.single("embedder_get"))
+        assert recorded is not None and recorded["name"] == embedding_identity(embedder_name(EmbedderChoice.hashing))
+        assert after.service.get_document(ctx, kept.id).content == TURN
