@@ -31,7 +31,7 @@ class FusionWeights(Input):
     were tuned)."""
 
     vector: float = Field(1.0, strict=True, ge=0, le=10)
-    fulltext: float = Field(0.2, strict=True, ge=0, le=10)
+    fulltext: float = Field(0.4, strict=True, ge=0, le=10)
     graph: float = Field(0.2, strict=True, ge=0, le=10)
 
 
