@@ -54,7 +54,7 @@ def error_text(result: CallToolResult) -> str:
 
 
 @asynccontextmanager
-async def session(runtime: Runtime, fixed: Credential, toolsets: list[Toolset] | None = None,
+async def session(runtime: Runtime, fixed: Credential | str, toolsets: list[Toolset] | None = None,
                   limited: bool = False) -> AsyncIterator[Session]:
     settings = runtime.settings.model_copy(update={"mcp_toolsets": toolsets or list(Toolset)})
     server = build_server(lambda: runtime, settings, fixed=fixed, limited=limited)

@@ -367,3 +367,16 @@ def test_explore_graph_fits_its_token_budget(runtime: Runtime, ns: str) -> None:
         assert "ask for max_nodes" in too_small
 
     run(runtime, ns, scenario)
+
+
+def test_a_fixed_token_is_checked_at_every_call(runtime: Runtime, ns: str) -> None:
+    """stdio runs on a token, not a credential object: revoking it stops a long-lived process's calls."""
+    revoked, token = credential(runtime, [ns])
+
+    async def main() -> None:
+        async with session(runtime, token) as s:
+            assert (await s.call("list_memories"))["total"] == 0
+            runtime.identity.revoke(revoked.id)
+            assert "token" in (await s.error("list_memories")).lower()
+
+    anyio.run(main)

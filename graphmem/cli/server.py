@@ -14,7 +14,6 @@ from graphmem.errors import GraphmemError, Unauthenticated
 from graphmem.identity.credentials import OWNER_TOKEN_FILE
 
 if TYPE_CHECKING:
-    from graphmem.identity import Credential
     from graphmem.runtime import Runtime
 
 
@@ -86,11 +85,12 @@ def mcp(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:
         fail(exc)
     jobs = runtime.job_worker() if chosen.jobs_enabled else None
     try:
-        credential = _stdio_credential(runtime)
+        token = _stdio_token(runtime)
+        runtime.identity.authenticate(token)  # a bad token stops here, before a client connects
         threading.Thread(target=runtime.warm_up, name="graphmem-warm-up", daemon=True).start()
         if jobs is not None:
             jobs.start()
-        server = build_server(lambda: runtime, chosen, fixed=credential, limited=False)
+        server = build_server(lambda: runtime, chosen, fixed=token, limited=False)
         anyio.run(server.run_stdio_async)
     except GraphmemError as exc:
         fail(exc)
@@ -100,15 +100,16 @@ def mcp(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:
         runtime.close()
 
 
-def _stdio_credential(runtime: Runtime) -> Credential:
-    """GRAPHMEM_TOKEN's credential, or the owner's (its token file in the data directory)."""
+def _stdio_token(runtime: Runtime) -> str:
+    """GRAPHMEM_TOKEN, or the owner's token (its file in the data directory, made when the store has no
+    credential). The token is checked again at every call, so revoking it stops a running client."""
     token = os.environ.get("GRAPHMEM_TOKEN")
     if token:
-        return runtime.identity.authenticate(token.strip())
+        return token.strip()
     data_dir = runtime.settings.data_dir
     runtime.identity.ensure_owner(data_dir)
     owner_file = data_dir / OWNER_TOKEN_FILE
     if not owner_file.is_file():
         raise Unauthenticated(f"no GRAPHMEM_TOKEN, and no owner token file at {owner_file}: set GRAPHMEM_TOKEN "
                               "to a credential's token (graphmem credentials create)")
-    return runtime.identity.authenticate(owner_file.read_text().strip())
+    return owner_file.read_text().strip()

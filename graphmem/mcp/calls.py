@@ -34,9 +34,11 @@ class Caller:
 class Calls:
     """The tools' one way into the service (built once per server)."""
 
-    def __init__(self, runtime: Callable[[], Runtime], fixed: Credential | None, limited: bool) -> None:
+    def __init__(self, runtime: Callable[[], Runtime], fixed: Credential | str | None, limited: bool) -> None:
         self._runtime = runtime
-        self._fixed = fixed  # stdio and in-memory clients: no access token, this credential
+        # stdio and in-memory clients have no access token: this credential, or this token's (checked at
+        # every call, so a revocation reaches a long-lived stdio process within the identity cache's seconds)
+        self._fixed = fixed
         self._limited = limited
 
     def run(self, kind: Charge, namespace: str | None, work: Callable[[Caller], T]) -> T:
@@ -61,7 +63,7 @@ class Calls:
             return runtime.identity.authenticate(token.token)
         if self._fixed is None:
             raise Unauthenticated("no credential: connect with a bearer token")
-        return self._fixed
+        return runtime.identity.authenticate(self._fixed) if isinstance(self._fixed, str) else self._fixed
 
 
 def report(error: ErrorReport | None) -> str:

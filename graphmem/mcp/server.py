@@ -75,10 +75,11 @@ class BearerVerifier:
         return AccessToken(token=token, client_id=credential.id, scopes=[s.value for s in credential.scopes])
 
 
-def build_server(runtime: Callable[[], Runtime], settings: Settings, *, fixed: Credential | None = None,
+def build_server(runtime: Callable[[], Runtime], settings: Settings, *, fixed: Credential | str | None = None,
                  limited: bool = True) -> MCPServer:
-    """One server with the tool sets ``settings.mcp_toolsets`` names. ``fixed``: the credential of every call
-    that comes without an access token (stdio, the in-memory client); ``limited``: charge rate limits."""
+    """One server with the tool sets ``settings.mcp_toolsets`` names. ``fixed``: the credential (or the token,
+    checked at every call) of every call that comes without an access token (stdio, the in-memory client);
+    ``limited``: charge rate limits."""
     http = fixed is None
     server = GraphmemMCP(
         name="graphmem", title="graphmem memory", version=__version__, instructions=INSTRUCTIONS,

@@ -13,9 +13,10 @@ The default weights and RRF constant are tuned on both measured sets together, t
 ``benchmarks/data`` and the conversational development set in ``benchmarks/data/conversations``, with the real
 model (``benchmarks/quality.py`` prints both, beside plain BM25 and plain dense baselines): vector 1.0, full
 text 0.4, graph 0.2, k = 5. Full text at 0.2 (tuned on the gold set alone) gave the development set recall@10
-0.811 (0.840 at 0.4) with gold recall@10 0.964 and MRR 0.896 (0.964 and 0.895-0.905 at 0.4, five runs); at 0.5
-and 1.0 gold MRR fell below 0.88, and graph 0.5 or k 20-60 lost on both sets. Graph expansion as an unranked source pulled MRR
-down (0.74 on the gold set); ranked by similarity and weighted low it adds multi-hop answers. Full text and
+0.811 (0.840 at 0.4) with gold recall@10 0.964 and MRR 0.896 (0.964 and 0.895-0.905 at 0.4, five runs); at
+0.5 and 1.0 gold MRR fell below 0.88, and graph 0.5 or k 20-60 lost on both sets. Graph expansion as an
+unranked source pulled MRR down (0.74 on the gold set); ranked by similarity and weighted low it adds
+multi-hop answers. Full text and
 graph contribute their top 40 only, whatever the limit: deeper ranks of a weak signal only reorder near-ties,
 and made the ranking depend on the page size.
 
