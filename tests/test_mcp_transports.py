@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from graphmem.app import create_app
 from graphmem.identity import Scope
 from graphmem.runtime import Runtime
-from helpers import served
+from helpers import engine_processes, served
 from mcp_helpers import Session, credential
 
 GRAPHMEM = str(Path(sys.executable).with_name("graphmem"))
@@ -161,8 +161,9 @@ def test_an_agent_scenario_end_to_end(server: str, runtime: Runtime, ns: str) ->
 
 
 def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
-    """``graphmem mcp`` on the test run's data directory (it attaches to the running engine), as a token's
-    credential and as the owner's; the SDK's stdio client drives it."""
+    """``graphmem mcp`` on the test run's data directory (it attaches to the running engine) as a token's
+    credential, and on a new data directory (it starts its own engine) as the owner it creates; the SDK's stdio
+    client drives it."""
     _, token = credential(runtime, [ns])
     env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
            "GRAPHMEM_EMBEDDER": "hashing", "HF_HUB_OFFLINE": "1"}
@@ -183,13 +184,20 @@ def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
             assert status["status"] == "done"
             assert (await s.call("list_memories"))["total"] == 2
             assert (await s.call("get_memory", memory_id=added["id"]))["memory"]["namespace"] == ns
-        as_owner = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"], env=env,
+        # a data directory of its own: no engine runs there, so the command starts one (and stops it on exit),
+        # and the store has no credential, so it makes the owner's and runs as it
+        own = {**env, "GRAPHMEM_DATA_DIR": str(tmp_path / "own")}
+        as_owner = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"], env=own,
                                          cwd=str(tmp_path))
-        async with Client(as_owner, read_timeout_seconds=120) as client:
+        async with Client(as_owner, read_timeout_seconds=180) as client:
             s = await http_session(client)
-            assert (await s.call("list_memories", namespace=ns))["total"] == 2  # the owner may read every one
+            await s.call("add_memory", content="The owner writes here.", namespace="notes")
+            assert (await s.call("list_memories", namespace="notes"))["total"] == 1  # '*': any namespace
 
     anyio.run(main)
+    owner_token = tmp_path / "own" / "owner-token"
+    assert owner_token.is_file() and owner_token.stat().st_mode & 0o777 == 0o600
+    assert not engine_processes(tmp_path / "own"), "the command left its engine running"
 
 
 def test_stdio_stdout_is_json_rpc_only(runtime: Runtime, ns: str, tmp_path: Path) -> None:
