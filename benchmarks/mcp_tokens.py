@@ -102,7 +102,11 @@ async def measure(runtime: Runtime, questions: list[str]) -> list[tuple[str, int
         await once("search_triples", {"limit": 100}, term=entities[0]["name"])
         await once("get_entity", {"facts": 100, "neighbours": 100}, entity_id=entities[0]["id"])
         await once("find_path", {"max_hops": 4}, from_entity=entities[0]["id"], to_entity=entities[1]["id"])
-        await median("explore_graph", {"max_nodes": 1000, "depth": 4, "fanout": 50, "max_tokens": 100_000})
+        typical = [(await tokens("explore_graph", seed={"kind": "query", "query": q}))[0] for q in questions]
+        largest = {"caps": {"max_nodes": 1000, "depth": 4, "fanout": 50}, "max_tokens": 100_000}
+        big = max([(await tokens("explore_graph", seed={"kind": "query", "query": q}, **largest))[0]
+                   for q in questions[:5]])
+        rows.append(("explore_graph", int(statistics.median(typical)), big))
         await once("memory_history", memory_id=added["id"])
         await once("forget_memory", memory_id=added["id"])
         await once("restore_memory", memory_id=added["id"])

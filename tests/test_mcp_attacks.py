@@ -52,6 +52,14 @@ def memory(**arguments: Any) -> Args:
     return build
 
 
+def _memory_id(w: World, t: str) -> str:
+    return w.b_memory if t == "victim" else w.a_memory
+
+
+def _system_if(t: str) -> dict[str, str]:
+    return {"namespace": "_system"} if t == "system" else {}
+
+
 def entity_by_id(key: str, **arguments: Any) -> Args:
     def build(w: World, t: str) -> dict[str, Any]:
         chosen = {key: w.b_entity if t == "victim" else "no-such-entity", **arguments}
@@ -83,9 +91,12 @@ TOOLS: list[tuple[str, bool, Args]] = [  # (tool, writes, arguments)
     ("find_path", False, named(from_entity="Vera Quartz", to_entity="Quartz Ledger")),
     ("find_path", False, lambda w, t: {"from_entity": w.b_entity, "to_entity": w.b_entity,
                                        **({"namespace": "_system"} if t == "system" else {})}),
-    ("explore_graph", False, named(query="quartz ledger")),
-    ("explore_graph", False, memory()),
-    ("explore_graph", False, entity_by_id("entity_id")),
+    ("explore_graph", False, named(seed={"kind": "query", "query": "quartz ledger"})),
+    ("explore_graph", False, lambda w, t: {"seed": {"kind": "document", "id": _memory_id(w, t)},
+                                           **_system_if(t)}),
+    ("explore_graph", False, lambda w, t: {"seed": {"kind": "entity", "id": w.b_entity}, **_system_if(t)}),
+    ("explore_graph", False, lambda w, t: {"seed": {"kind": "ids", "ids": [w.b_memory, w.b_entity]},
+                                           **_system_if(t)}),
     ("memory_history", False, memory()),
     ("forget_memory", True, memory(mode="redact")),
     ("restore_memory", True, memory()),
@@ -133,19 +144,30 @@ def test_attack(runtime: Runtime, world: World, tool: str, writes: bool, args: A
             return result.is_error, error_text(result) + str(result.structured_content or "")
 
     failed, text = anyio.run(main)
-    assert failed, (tool, case, text[:300])
-    assert "Error executing tool" not in text or ":" in text.split("Error executing tool", 1)[1], text
-    if case == "A on B":  # not found for reads and ids, forbidden for writes by name: never another error
+    seed = arguments.get("seed", {})
+    if case == "A on B" and seed.get("kind") == "ids":  # ids that are not visible are ignored: an empty graph
+        assert not failed and "'nodes': []" in text and "'totalDocuments': 0" in text, text[:300]
+    else:
+        assert failed, (tool, case, text[:300])
+    if failed and case == "A on B":  # not found for reads and ids, forbidden for writes by name: never another error
         assert any(said in text for said in ("no namespace", "no memory", "no entity", "no document", "no job",
                                              "may not change")), text
     elif case == "read token writing":
         assert "this credential may only read" in text
     elif case == "* on _system":
         assert "reserved" in text or "_system" in text, text
-    sent = {str(v) for v in arguments.values()}  # echoed as for ids and names that do not exist
+    sent = set(_leaves(arguments))  # echoed as for ids and names that do not exist
     for secret in world.secrets:
         if secret not in sent:
             assert secret not in text, (tool, case, secret)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [str(value)]
 
 
 def test_b_is_untouched(runtime: Runtime, world: World) -> None:

@@ -45,8 +45,7 @@ TOOLS: dict[str, tuple[str, str, set[str], set[str]]] = {  # name: (title, kind,
     "get_entity": ("Get an entity", R, {"entity_id", "name", "facts", "neighbours", "namespace"}, set()),
     "find_path": ("Find a path", R, {"from_entity", "to_entity", "max_hops", "namespace"},
                   {"from_entity", "to_entity"}),
-    "explore_graph": ("Explore the graph", R, {"query", "memory_id", "entity_id", "depth", "max_nodes", "fanout",
-                                               "max_tokens", "cursor", "namespace"}, set()),
+    "explore_graph": ("Explore the graph", R, {"seed", "caps", "max_tokens", "cursor", "namespace"}, {"seed"}),
     "memory_history": ("Memory history", R, {"memory_id", "cursor", "namespace"}, {"memory_id"}),
     "forget_memory": ("Forget a memory", D, {"memory_id", "mode", "namespace"}, {"memory_id"}),
     "restore_memory": ("Restore a memory", W, {"memory_id", "namespace"}, {"memory_id"}),
@@ -87,9 +86,9 @@ def test_tool_list_matches_the_tables(runtime: Runtime, ns: str) -> None:
         assert "maximum" not in str(properties["search_memories"]["limit"])
         assert '"maximum": 200' in _json(properties["list_memories"]["limit"])
         assert '"maxLength": 100000' in _json(properties["add_memory"]["content"])
-        explore = properties["explore_graph"]
-        assert (explore["depth"]["default"], explore["max_nodes"]["default"], explore["fanout"]["default"]) == (
-            2, 100, 10)
+        caps = s.tools["explore_graph"].input_schema["$defs"]["ExploreCaps"]["properties"]
+        assert (caps["depth"]["default"], caps["max_nodes"]["default"], caps["fanout"]["default"]) == (2, 100, 10)
+        assert properties["explore_graph"]["max_tokens"]["default"] == 8000
         assert '"maximum": 4' in _json(properties["find_path"]["max_hops"])
 
     run(runtime, ns, scenario)
@@ -268,14 +267,16 @@ def test_graph_tools(runtime: Runtime, ns: str) -> None:
                                                                                path["paths"][0]["steps"])
         assert "max_hops" in await s.error("find_path", from_entity="a", to_entity="b", max_hops=5)
 
-        graph = await s.call("explore_graph", entity_id=priya["id"])
+        graph = await s.call("explore_graph", seed={"kind": "entity", "id": priya["id"]})
         assert graph["totalDocuments"] >= 1 and {n["kind"] for n in graph["nodes"]} >= {"entity", "fact"}
         assert {"truncated", "unavailableDocuments", "coverage", "nextCursor"} <= set(graph)
-        by_memory = await s.call("explore_graph", memory_id=first["id"], depth=1, max_nodes=5)
+        by_memory = await s.call("explore_graph", seed={"kind": "document", "id": first["id"]},
+                                 caps={"depth": 1, "max_nodes": 5})
         assert len(by_memory["nodes"]) <= 5
-        assert "max_nodes" in await s.error("explore_graph", query="Acme", max_nodes=0)
-        for seeds in ({}, {"query": "Acme", "entity_id": priya["id"]}):
-            assert "give exactly one seed" in await s.error("explore_graph", **seeds)
+        assert "max_nodes" in await s.error("explore_graph", seed={"kind": "query", "query": "Acme"},
+                                            caps={"max_nodes": 0})
+        assert "seed" in await s.error("explore_graph", seed={"kind": "person", "id": priya["id"]})
+        assert "seed" in await s.error("explore_graph")
 
         updated = await s.call("update_memory", memory_id=first["id"], content="Priya Raman works at Gamma Inc.")
         history = await s.call("memory_history", memory_id=updated["id"])
@@ -341,6 +342,9 @@ def test_rate_limited_calls_say_how_long_to_wait(runtime: Runtime, ns: str) -> N
     anyio.run(main)
 
 
+BABBAGE = {"kind": "query", "query": "Analytical Engine Babbage Lovelace"}
+
+
 def test_explore_graph_fits_its_token_budget(runtime: Runtime, ns: str) -> None:
     """A dense page: labels are cut shorter, then edges left out, to stay within max_tokens; every node stays
     (the next page starts after it) and the result says what it cut."""
@@ -350,9 +354,9 @@ def test_explore_graph_fits_its_token_budget(runtime: Runtime, ns: str) -> None:
 
     async def scenario(s: Session) -> None:
         await s.call("add_memory", content=" ".join(sentences))
-        default = await s.call("explore_graph", query="Analytical Engine Babbage Lovelace")
+        default = await s.call("explore_graph", seed=BABBAGE)
         assert default["tokens"] <= 8000 and len(default["nodes"]) <= 100
-        tight = await s.call("explore_graph", query="Analytical Engine Babbage Lovelace", max_tokens=3000)
+        tight = await s.call("explore_graph", seed=BABBAGE, max_tokens=3000)
         assert len(tight["nodes"]) == len(default["nodes"])
         for result, cap in ((default, 8000), (tight, 3000)):
             recounted = count_tokens(json.dumps(result, ensure_ascii=False))
@@ -363,7 +367,7 @@ def test_explore_graph_fits_its_token_budget(runtime: Runtime, ns: str) -> None:
         assert all(e["source"] in refs or isinstance(e["source"], str) for e in tight["edges"])
         assert tight["edgesLeftOut"] >= 0 and len(tight["edges"]) + tight["edgesLeftOut"] == len(default["edges"]) \
             + default["edgesLeftOut"]
-        too_small = await s.error("explore_graph", query="Analytical Engine Babbage Lovelace", max_tokens=1000)
+        too_small = await s.error("explore_graph", seed=BABBAGE, max_tokens=1000)
         assert "ask for max_nodes" in too_small
 
     run(runtime, ns, scenario)

@@ -138,7 +138,8 @@ def test_an_agent_scenario_end_to_end(server: str, runtime: Runtime, ns: str) ->
             mira = await call("get_entity", lambda r: f"{r['name']}: {r['facts_total']} facts, "
                                                       f"{len(r['neighbours'])} neighbours", name="Mira Sato")
             graph = await call("explore_graph", lambda r: f"{len(r['nodes'])} nodes, {len(r['edges'])} edges, "
-                                                          f"truncated {r['truncated']}", entity_id=mira["id"])
+                                                          f"truncated {r['truncated']}",
+                               seed={"kind": "entity", "id": mira["id"]})
             assert any(n["label"] == "Helix Labs" for n in graph["nodes"])
             path = await call("find_path", lambda r: " → ".join(r["paths"][0]["names"]) if r["paths"] else "none",
                               from_entity="Mira Sato", to_entity="Jonas Weber")

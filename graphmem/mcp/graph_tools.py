@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
@@ -21,12 +20,14 @@ from graphmem.model import (
     EntitySearchRequest,
     ExportCaps,
     ExportRequest,
+    ExportSeed,
     Fanout,
     ForgetMode,
     ForgetRequest,
     HistoryOptions,
     Hops,
     Id,
+    Input,
     Limit,
     ListedItems,
     Millis,
@@ -35,15 +36,25 @@ from graphmem.model import (
     SearchRequest,
     TripleQuery,
     View,
+    within,
 )
 from graphmem.results import EntityDetail, EntityPage, ForgetResult, PathResult, TriplePage
 
 # explore_graph's own defaults: an agent's first look at the graph stays small (measured under 8,000 tokens)
-EXPLORE = ExportCaps(depth=2, max_nodes=100, max_documents=100, fanout=10)
 EXPLORE_TOKENS = 8000
 GraphTokens = Annotated[int, Field(ge=1000, le=100_000, description="the result's size cap in tokens")]
-# An agent's page is at most 1,000 nodes (the HTTP API's is 5,000): each costs some 35 tokens before its label.
-GraphNodes = Annotated[int, Field(ge=1, le=1000, description="nodes a page (then nextCursor)")]
+
+
+class ExploreCaps(Input):
+    """explore_graph's own defaults: an agent's first look at the graph stays small. A page is at most 1,000
+    nodes (the HTTP API's 5,000): each costs some 35 tokens before its label."""
+
+    depth: Depth = 2
+    max_nodes: Annotated[int, Field(strict=True), within(1, 1000)] = 100
+    fanout: Fanout = 10
+
+
+EXPLORE = ExploreCaps()
 
 
 class FactsFound(BaseModel):
@@ -127,26 +138,19 @@ def register(server: MCPServer, calls: Calls) -> None:
             c.runtime.service.find_path(c.context, c.namespace, request)))
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
-    def explore_graph(query: QueryText | None = None, memory_id: Id | None = None, entity_id: Id | None = None,
-                      depth: Depth = EXPLORE.depth, max_nodes: GraphNodes = EXPLORE.max_nodes,
-                      fanout: Fanout = EXPLORE.fanout, max_tokens: GraphTokens = EXPLORE_TOKENS,
+    def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: GraphTokens = EXPLORE_TOKENS,
                       cursor: Cursor = None, namespace: Namespace = None) -> GraphResult:
-        """The evidence graph around a query, a memory or an entity (give one): memories, facts, entities and
-        their links, bounded (depth 2, 100 nodes, 10 neighbours a node, labels cut at 300 characters, 8,000
-        tokens by default), with how complete it is (totalDocuments, truncated, unavailableDocuments, coverage)
-        and nextCursor for the next page. Edges name nodes by their `ref`; over max_tokens, labels are cut
-        shorter (labelsCutAt), then edges left out (edgesLeftOut)."""
-        given = [(kind, value) for kind, value in (("query", query), ("document", memory_id), ("entity", entity_id))
-                 if value is not None]
-        if len(given) != 1:
-            raise ToolError("invalid input: give exactly one seed: query, memory_id or entity_id. Fix the "
-                            "arguments and call again")
-        kind, value = given[0]
-        seed: dict[str, object] = {"kind": kind, "query" if kind == "query" else "id": value}
-        caps = ExportCaps(depth=depth, max_nodes=max_nodes, max_documents=min(max_nodes, 1000), fanout=fanout)
+        """The evidence graph around a seed: {"kind": "query", "query": "..."}, {"kind": "document", "id": a
+        memory id}, {"kind": "entity", "id": an entity id} or {"kind": "ids", "ids": [...]}. Memories, facts,
+        entities and their links, bounded by `caps` (depth 2, 100 nodes, 10 neighbours a node by default) and
+        `max_tokens` (8,000; labels are cut to 300 characters, shorter when needed: labelsCutAt, then edges
+        left out: edgesLeftOut), with how complete it is (totalDocuments, truncated, unavailableDocuments,
+        coverage) and nextCursor for the next page. Edges name nodes by their `ref`."""
+        bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
+                            fanout=caps.fanout)
 
         def work(caller: Caller) -> GraphResult:
-            request = ExportRequest.model_validate({"seed": seed, "caps": caps, "cursor": cursor})
+            request = ExportRequest(seed=seed, caps=bounds, cursor=cursor)
             return GraphResult.of(caller.runtime.service.export(caller.context, caller.namespace, request),
                                   PREVIEW_CHARS, max_tokens)
 
