@@ -151,9 +151,9 @@ def test_attack(runtime: Runtime, world: World, tool: str, writes: bool, args: A
         assert failed, (tool, case, text[:300])
     if failed and case == "A on B":  # not found for reads and ids, forbidden for writes by name: never another error
         assert any(said in text for said in ("no namespace", "no memory", "no entity", "no document", "no job",
-                                             "may not change")), text
+                                             "no write access")), text
     elif case == "read token writing":
-        assert "this credential may only read" in text
+        assert "no write access" in text and "may not write there" in text
     elif case == "* on _system":
         assert "reserved" in text or "_system" in text, text
     sent = set(_leaves(arguments))  # echoed as for ids and names that do not exist

@@ -14,6 +14,7 @@ import pytest
 
 from graphmem.identity import Identity, RateLimits, Scope
 from graphmem.mcp.server import build_server
+from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.search.recall import count_tokens
 from mcp_helpers import Session, credential, session
@@ -21,7 +22,7 @@ from mcp_helpers import Session, credential, session
 R, W, D = "read", "write", "destroy"  # read-only; writes, not destructive; destructive
 TOOLS: dict[str, tuple[str, str, set[str], set[str]]] = {  # name: (title, kind, parameters, required)
     "search_memories": ("Search memories", R, {"query", "limit", "path", "namespace"}, {"query"}),
-    "list_memories": ("List memories", R, {"page", "limit", "path", "namespace"}, set()),
+    "list_memories": ("List memories", R, {"page", "limit", "path", "cursor", "namespace"}, set()),
     "get_memory": ("Get a memory", R, {"memory_id", "max_chars", "namespace"}, {"memory_id"}),
     "add_memory": ("Add a memory", W, {"content", "path", "title", "metadata", "namespace"}, {"content"}),
     "update_memory": ("Update a memory", W, {"memory_id", "content", "expected_version", "title", "metadata",
@@ -131,6 +132,11 @@ def test_memory_tools(runtime: Runtime, ns: str) -> None:
         assert page["total"] == 4 and len(page["memories"]) == 2 and page["has_more"] is True
         last = await s.call("list_memories", page=2, limit=2, path="notes")
         assert last["total"] == 3 and len(last["memories"]) == 1 and last["has_more"] is False
+        first_page = await s.call("list_memories", limit=3)
+        rest = await s.call("list_memories", limit=3, cursor=first_page["next_cursor"])
+        assert first_page["has_more"] and not rest["has_more"] and rest["next_cursor"] is None
+        assert {m["id"] for m in first_page["memories"] + rest["memories"]} == \
+            {m["id"] for m in (await s.call("list_memories", limit=10))["memories"]}
 
         found = await s.call("search_memories", query="Who leads Project Falcon?", limit=500)
         assert found["limit"] == 100 and found["clamped"] is True
@@ -232,8 +238,7 @@ def test_conversation_tools(runtime: Runtime, ns: str) -> None:
                                          for i in recalled["items"])
         assert "Lisbon" in recalled["context_text"] and "text" not in recalled["items"][0]
         assert "max_tokens" in await s.error("recall_context", query="Lisbon", max_tokens=5)
-        assert "no ingestion job" in (await s.error("check_memory_status", ingestion_id="missing")).lower() or \
-            "no job" in (await s.error("check_memory_status", ingestion_id="missing")).lower()
+        assert "no job with id 'missing'" in await s.error("check_memory_status", ingestion_id="missing")
         assert "user_message" in await s.error("log_exchange", user_message="", assistant_message="ok")
 
     run(runtime, ns, scenario)
@@ -314,11 +319,21 @@ def test_mnemolog_tools(runtime: Runtime, ns: str) -> None:
 
 
 def test_a_read_credential_may_only_read(runtime: Runtime, ns: str) -> None:
+    """The service's rule, said as a sentence: every write tool is refused, the memory stays as it was."""
+    own = runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(content="Kept as is."))
+
     async def scenario(s: Session) -> None:
-        assert (await s.call("list_memories"))["total"] == 0
-        for name, arguments in (("add_memory", {"content": "Nope."}), ("delete_memory", {"memory_id": "x"}),
+        assert (await s.call("list_memories"))["total"] == 1
+        for name, arguments in (("add_memory", {"content": "Nope."}), ("delete_memory", {"memory_id": own.id}),
+                                ("update_memory", {"memory_id": own.id, "content": "Changed."}),
+                                ("forget_memory", {"memory_id": own.id, "mode": "hard"}),
+                                ("restore_memory", {"memory_id": own.id}),
+                                ("save_handoff", {"project": "p", "goal": "g", "summary": "s", "expected_version": 0,
+                                                  "request_id": "req-reader-1"}),
                                 ("log_exchange", {"user_message": "a", "assistant_message": "b"})):
-            assert "this credential may only read" in await s.error(name, **arguments)
+            refused = await s.error(name, **arguments)
+            assert "no write access to namespace" in refused and "may not write there" in refused, (name, refused)
+        assert (await s.call("get_memory", memory_id=own.id))["memory"]["content"] == "Kept as is."
 
     run(runtime, ns, scenario, scopes=(Scope.read,))
 
@@ -384,3 +399,23 @@ def test_a_fixed_token_is_checked_at_every_call(runtime: Runtime, ns: str) -> No
             assert "token" in (await s.error("list_memories")).lower()
 
     anyio.run(main)
+
+
+def test_list_settings_read_commas_or_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRAPHMEM_ALLOWED_HOSTS, GRAPHMEM_MCP_TOOLSETS and GRAPHMEM_CORS_ORIGINS as the README writes them."""
+    from pydantic import ValidationError
+
+    from graphmem.config import Settings, Toolset
+
+    monkeypatch.setenv("GRAPHMEM_ALLOWED_HOSTS", "127.0.0.1:*, memory.example.org:443")
+    monkeypatch.setenv("GRAPHMEM_MCP_TOOLSETS", "memory,graph")
+    monkeypatch.setenv("GRAPHMEM_CORS_ORIGINS", '["https://a.example", "https://b.example"]')
+    chosen = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert chosen.allowed_hosts == ["127.0.0.1:*", "memory.example.org:443"]
+    assert chosen.mcp_toolsets == [Toolset.memory, Toolset.graph]
+    assert chosen.cors_origins == ["https://a.example", "https://b.example"]
+    monkeypatch.setenv("GRAPHMEM_MCP_TOOLSETS", "memory,everything")
+    with pytest.raises(ValidationError):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    monkeypatch.delenv("GRAPHMEM_MCP_TOOLSETS")
+    assert Toolset.mnemolog not in Settings(_env_file=None).mcp_toolsets  # type: ignore[call-arg]

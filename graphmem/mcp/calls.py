@@ -1,7 +1,8 @@
 """What every tool does before and after the service: find who calls (the SDK's access token over HTTP, or the
 server's fixed credential over stdio and in-memory), charge the rate limit once per call (a read-only tool is
 a read, any other a write; stdio is not limited), turn the ``namespace`` argument into the caller's context,
-and turn a typed error into a tool error with a sentence that says what to do next."""
+and turn a typed error into a tool error with a sentence that says what to do next. Who may write where is the
+service's rule (a read credential's context has nothing to write to), never checked here."""
 
 from __future__ import annotations
 
@@ -45,9 +46,6 @@ class Calls:
         runtime = self._runtime()
         try:
             credential = self._credential(runtime)
-            if kind is Charge.write and not credential.can_write:
-                raise ToolError("this credential may only read (scope read): ask the owner for a read,write "
-                                "credential to change memories")
             if self._limited:
                 runtime.identity.charge(credential, kind)
             context, resolved = runtime.identity.context(credential, namespace)
@@ -88,7 +86,8 @@ def explain(exc: GraphmemError) -> str:
             return f"{exc.message}: search_entities finds an entity's exact name and id"
         return f"{exc.message}: check the id (ids come from the search and list tools, and from add_memory)"
     if isinstance(exc, Forbidden):
-        return f"{exc.message}: this credential may not change that namespace"
+        return (f"{exc.message}: this credential may not write there (it may only read, or not that "
+                "namespace); ask the owner for a read,write credential of it")
     if isinstance(exc, InvalidInput):
         return f"invalid input: {exc.message}. Fix the arguments and call again"
     if isinstance(exc, Unauthenticated):

@@ -13,6 +13,7 @@ from graphmem.mcp.calls import Caller, Calls
 from graphmem.mcp.memory_tools import READ, Namespace
 from graphmem.mcp.shapes import Lineage, MemoryBrief
 from graphmem.model import (
+    HARD_LIMITS,
     DocumentInput,
     DocumentListOptions,
     Id,
@@ -25,7 +26,9 @@ from graphmem.model import (
 )
 from graphmem.results import FactHit
 
-TURN_CHARS = 45_000  # each side of an exchange; the two with their labels stay under the content cap
+EXCHANGE = "User: {user}\nAssistant: {assistant}"  # one memory: the roles stay in the text
+# each side's bound follows from the one content bound: the two with their labels always fit
+TURN_CHARS = (HARD_LIMITS.content_chars - len(EXCHANGE.format(user="", assistant=""))) // 2
 
 
 class Queued(BaseModel):
@@ -77,7 +80,7 @@ def register(server: MCPServer, calls: Calls) -> None:
                      namespace: Namespace = None) -> Queued:
         """Remember one turn of the conversation (both messages), in the background: returns at once with an
         ingestion_id; check_memory_status says when it is stored."""
-        content = f"User: {user_message}\nAssistant: {assistant_message}"
+        content = EXCHANGE.format(user=user_message, assistant=assistant_message)
         metadata: dict[str, str | int | float | bool] = {"kind": "exchange", "roles": "user,assistant",
                                                          "client": "mcp"}
         if conversation_id:

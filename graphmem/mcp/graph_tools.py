@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
-from graphmem.mcp.memory_tools import DESTROY, READ, WRITE, Namespace
-from graphmem.mcp.shapes import FACT_CHARS, PREVIEW_CHARS, FactFound, GraphResult, MemoryBrief, cut
+from graphmem.mcp.memory_tools import DESTROY, READ, WRITE, Namespace, forget
+from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, GraphResult, MemoryBrief, cut_texts
 from graphmem.model import (
     Cursor,
     Depth,
@@ -23,7 +23,6 @@ from graphmem.model import (
     ExportSeed,
     Fanout,
     ForgetMode,
-    ForgetRequest,
     HistoryOptions,
     Hops,
     Id,
@@ -66,17 +65,6 @@ class History(BaseModel):
     next_cursor: str | None = None
 
 
-def _cut_entity(detail: EntityDetail) -> EntityDetail:
-    facts = [f.model_copy(update={"text": cut(f.text, FACT_CHARS)[0]}) for f in detail.facts]
-    return detail.model_copy(update={"facts": facts})
-
-
-def _cut_path(result: PathResult) -> PathResult:
-    paths = [p.model_copy(update={"steps": [s.model_copy(update={"text": cut(s.text, FACT_CHARS)[0]})
-                                            for s in p.steps]}) for p in result.paths]
-    return result.model_copy(update={"paths": paths})
-
-
 def register(server: MCPServer, calls: Calls) -> None:
     @server.tool(title="Search facts", annotations=READ, structured_output=True)
     def search_facts(query: QueryText, limit: Limit = 10, as_of: Millis = None, include_superseded: bool = False,
@@ -113,8 +101,7 @@ def register(server: MCPServer, calls: Calls) -> None:
             query = TripleQuery(subject=subject, predicate=predicate, object=object, term=term, negated=negated,
                                 limit=limit, cursor=cursor, namespaces=[caller.namespace])
             page = caller.runtime.service.search_triples(caller.context, query)
-            return page.model_copy(update={"items": [t.model_copy(update={"text": cut(t.text, FACT_CHARS)[0]})
-                                                     for t in page.items]})
+            return page.model_copy(update={"items": cut_texts(page.items)})
 
         return calls.run(Charge.read, namespace, work)
 
@@ -124,8 +111,11 @@ def register(server: MCPServer, calls: Calls) -> None:
         """One entity (by id, or by name) with its latest facts and the entities it has triples with; each
         list is bounded and says (`facts_cut`, `neighbours_cut`) when more exist."""
         lookup = EntityLookup(id=entity_id, name=name, facts=facts, neighbours=neighbours)
-        return calls.run(Charge.read, namespace, lambda c: _cut_entity(
-            c.runtime.service.get_entity(c.context, c.namespace, lookup)))
+        def work(caller: Caller) -> EntityDetail:
+            detail = caller.runtime.service.get_entity(caller.context, caller.namespace, lookup)
+            return detail.model_copy(update={"facts": cut_texts(detail.facts)})
+
+        return calls.run(Charge.read, namespace, work)
 
     @server.tool(title="Find a path", annotations=READ, structured_output=True)
     def find_path(from_entity: EntityName, to_entity: EntityName, max_hops: Hops = 3,
@@ -134,8 +124,12 @@ def register(server: MCPServer, calls: Calls) -> None:
         mention both, up to `max_hops` steps, each step with its supporting fact. `cut` says the search hit its
         bounds."""
         request = PathRequest(source=from_entity, target=to_entity, max_hops=max_hops)
-        return calls.run(Charge.read, namespace, lambda c: _cut_path(
-            c.runtime.service.find_path(c.context, c.namespace, request)))
+        def work(caller: Caller) -> PathResult:
+            found = caller.runtime.service.find_path(caller.context, caller.namespace, request)
+            return found.model_copy(update={"paths": [p.model_copy(update={"steps": cut_texts(p.steps)})
+                                                      for p in found.paths]})
+
+        return calls.run(Charge.read, namespace, work)
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
     def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: GraphTokens = EXPLORE_TOKENS,
@@ -170,8 +164,7 @@ def register(server: MCPServer, calls: Calls) -> None:
     def forget_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
         """Forget a memory, every version: `soft` (restorable), `redact` (text removed for good, history kept) or
         `hard` (deleted)."""
-        request = ForgetRequest(mode=mode)
-        return calls.run(Charge.write, namespace, lambda c: c.runtime.service.forget(c.context, memory_id, request))
+        return forget(calls, memory_id, mode, namespace)
 
     @server.tool(title="Restore a memory", annotations=WRITE.model_copy(update={"idempotent_hint": True}),
                  structured_output=True)

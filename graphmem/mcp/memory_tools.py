@@ -24,8 +24,10 @@ from graphmem.mcp.shapes import (
     cut,
 )
 from graphmem.model import (
-    MAX_OFFSET,
+    HARD_LIMITS,
+    MAX_LIMIT,
     Content,
+    Cursor,
     DocumentInput,
     DocumentListOptions,
     ForgetMode,
@@ -48,7 +50,6 @@ Namespace = Annotated[str | None, Field(description="the namespace (default: the
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-SEARCH_MAX = 100  # search_memories clamps its limit to 1-100, as the seed does
 
 
 def register(server: MCPServer, calls: Calls) -> None:
@@ -58,7 +59,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         """Find stored memories that answer a question or match a topic (meaning and words). Use before answering
         from memory. Returns up to `limit` memories (clamped to 1-100; `clamped` says so), best first, each with
         its best facts and where they come from. `path` narrows to a folder ("projects/x" or "projects/x%")."""
-        used = min(max(limit, 1), SEARCH_MAX)
+        used = min(max(limit, 1), MAX_LIMIT)  # clamped, as the seed does: its schema sets no maximum
 
         def work(caller: Caller) -> SearchMemoriesResult:
             request = SearchRequest(query=query, limit=used, path=path, namespaces=[caller.namespace])
@@ -73,22 +74,24 @@ def register(server: MCPServer, calls: Calls) -> None:
 
     @server.tool(title="List memories", annotations=READ, structured_output=True)
     def list_memories(page: Annotated[int, Field(ge=1)] = 1, limit: PageLimit = 50,
-                      path: PathFilter | None = None, namespace: Namespace = None) -> ListMemoriesResult:
-        """List stored memories, newest first, a page at a time (`page` from 1, `limit` 1-200; pages go 10,000
-        memories deep). Each entry has a short preview; get_memory returns a whole memory."""
+                      path: PathFilter | None = None, cursor: Cursor = None,
+                      namespace: Namespace = None) -> ListMemoriesResult:
+        """List stored memories, newest first, a page at a time: `page` from 1 (10,000 memories deep), or
+        `cursor` (the previous result's next_cursor: stable while memories are added, and as deep as needed);
+        `limit` 1-200. Each entry has a short preview; get_memory returns a whole memory."""
 
         def work(caller: Caller) -> ListMemoriesResult:
-            options = DocumentListOptions(limit=limit, offset=(page - 1) * limit, path=path)
+            at = {"cursor": cursor} if cursor else {"offset": (page - 1) * limit}
+            options = DocumentListOptions(limit=limit, path=path, **at)
             listed = caller.runtime.service.list_documents(caller.context, caller.namespace, options)
-            following = page * limit  # the next page's offset: pages go MAX_OFFSET memories deep
             return ListMemoriesResult(memories=[MemoryBrief.of(m, m.preview) for m in listed.items],
                                       total=listed.total, page=page, limit=limit,
-                                      has_more=following < listed.total and following <= MAX_OFFSET)
+                                      has_more=listed.next_cursor is not None, next_cursor=listed.next_cursor)
 
         return calls.run(Charge.read, namespace, work)
 
     @server.tool(title="Get a memory", annotations=READ, structured_output=True)
-    def get_memory(memory_id: Id, max_chars: Annotated[int, Field(ge=100, le=100_000)] = 8000,
+    def get_memory(memory_id: Id, max_chars: Annotated[int, Field(ge=100, le=HARD_LIMITS.content_chars)] = 8000,
                    namespace: Namespace = None) -> GetMemoryResult:
         """Read one memory by id: its content (cut at `max_chars`; `content_truncated` says so: call again with a
         larger max_chars for the rest), its lineage (version, isLatest, parentMemoryId), its first 50 facts and
@@ -146,6 +149,10 @@ def register(server: MCPServer, calls: Calls) -> None:
     def delete_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
         """Forget a memory, every version: `soft` hides it (restore_memory brings it back), `redact` removes its
         text for good but keeps its history, `hard` deletes it."""
-        request = ForgetRequest(mode=mode)
-        return calls.run(Charge.write, namespace,
-                         lambda caller: caller.runtime.service.forget(caller.context, memory_id, request))
+        return forget(calls, memory_id, mode, namespace)
+
+
+def forget(calls: Calls, memory_id: str, mode: ForgetMode, namespace: str | None) -> ForgetResult:
+    """delete_memory (the gateway seed's name) and forget_memory (the graph set's) are one call."""
+    request = ForgetRequest(mode=mode)
+    return calls.run(Charge.write, namespace, lambda c: c.runtime.service.forget(c.context, memory_id, request))

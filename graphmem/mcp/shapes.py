@@ -4,7 +4,7 @@ how to get the whole), lists that say what they left out, and the gateway seed's
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,16 @@ def cut(text: str | None, limit: int) -> tuple[str | None, bool]:
     if text is None or len(text) <= limit:
         return text, False
     return text[:limit].rstrip() + "…", True
+
+
+Texted = TypeVar("Texted", bound=BaseModel)
+
+
+def cut_texts(items: list[Texted]) -> list[Texted]:
+    """Service results with a fact's ``text`` (an entity's facts, a path's steps, triples), each text cut at
+    ``FACT_CHARS``: a cut text ends with "…" (get_memory reads the whole memory)."""
+    return [item.model_copy(update={"text": cut(getattr(item, "text"), FACT_CHARS)[0]})  # noqa: B009
+            for item in items]
 
 
 class Seed(BaseModel):
@@ -135,6 +145,7 @@ class ListMemoriesResult(BaseModel):
     page: int
     limit: int
     has_more: bool
+    next_cursor: str | None = Field(None, description="pass it back as cursor for the next page")
 
 
 class MemoryFull(MemoryBrief):

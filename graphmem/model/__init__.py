@@ -70,6 +70,7 @@ from graphmem.model.handoffs import (
     Summary,
 )
 from graphmem.model.queries import (
+    MAX_LIMIT,
     MAX_SEED_IDS,
     Depth,
     DocumentSeed,
@@ -104,6 +105,7 @@ __all__ = [
     "ID_PATTERN",
     "INT64",
     "MAX_CURSOR_CHARS",
+    "MAX_LIMIT",
     "MAX_NAMESPACES",
     "MAX_OFFSET",
     "MAX_QUERY_CHARS",

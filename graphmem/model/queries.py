@@ -23,7 +23,8 @@ from graphmem.model.fields import (
 
 # ---- search -------------------------------------------------------------------------------------------
 
-Limit = Annotated[int, Field(strict=True), within(1, 100)]
+MAX_LIMIT = 100  # results a search returns at most
+Limit = Annotated[int, Field(strict=True), within(1, MAX_LIMIT)]
 
 
 class FusionWeights(Input):
