@@ -4,13 +4,13 @@
 // name: entity_by_id
 MATCH (e:Entity {id: $id})
 WHERE e.namespace = $namespace
-  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type
 
 // name: entity_by_key
 MATCH (e:Entity {entity_key: $key})
 WHERE e.namespace = $namespace
-  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type
 
 // Newest first; one more than asked, to say whether the list was cut.
@@ -35,12 +35,12 @@ WHERE e.namespace = $namespace
 CALL (e) {
   MATCH (e)-[r:RELATES]->(o:Entity)
   WHERE r.namespace = e.namespace AND o.namespace = e.namespace
-    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+    AND {{ triple_in_view(r) }}
   RETURN o, r, true AS outgoing
   UNION
   MATCH (e)<-[r:RELATES]-(o:Entity)
   WHERE r.namespace = e.namespace AND o.namespace = e.namespace
-    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+    AND {{ triple_in_view(r) }}
   RETURN o, r, false AS outgoing
 }
 RETURN o.id AS id, o.name AS name, o.type AS type, r.predicate AS predicate, r.negated AS negated, outgoing,
@@ -57,14 +57,14 @@ WHERE e.namespace = $namespace
 CALL (e) {
   MATCH (e)-[r:RELATES]->(o:Entity)
   WHERE r.namespace = e.namespace AND o.namespace = e.namespace
-    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+    AND {{ triple_in_view(r) }}
   RETURN o.id AS other, 'triple' AS via, r.predicate AS predicate, r.negated AS negated, r.fact_id AS fact_id,
          true AS forward
   LIMIT $fanout
   UNION
   MATCH (e)<-[r:RELATES]-(o:Entity)
   WHERE r.namespace = e.namespace AND o.namespace = e.namespace
-    AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+    AND {{ triple_in_view(r) }}
   RETURN o.id AS other, 'triple' AS via, r.predicate AS predicate, r.negated AS negated, r.fact_id AS fact_id,
          false AS forward
   LIMIT $fanout
@@ -94,7 +94,7 @@ RETURN e.id AS id, e.name AS name
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
-  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} }
+  AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type
 ORDER BY score DESC, id
 LIMIT 1

@@ -73,7 +73,7 @@ CALL (item) {
     MATCH (n:Entity {id: item.id})-[r:RELATES]-(m:Entity)
     WHERE item.kind = 'entity' AND n.namespace = $namespace AND m.namespace = $namespace
       AND r.namespace = $namespace
-      AND EXISTS { MATCH (f:Fact {id: r.fact_id}) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+      AND {{ triple_in_view(r) }}
     RETURN m.id AS id, 'entity' AS kind
   }
   WITH id, kind

@@ -121,9 +121,6 @@ RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at
 // Entity search: by embedding (index with over-fetch, or an exact scan for a small namespace) and by name
 // (full text). An entity is visible in a view only while a fact in that view mentions it.
 
-// fragment: entity_in_view
-EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} AND {{ path_filter(vf) }} }
-
 // name: entities_vector_search
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node AS e, score

@@ -11,6 +11,14 @@ AND CASE
     AND (_x_.superseded_at IS NULL OR _x_.superseded_at > $view_as_of OR $view_include_superseded)
 END
 
+// An entity is visible in a view only while a fact of that view (and folder) mentions it.
+// fragment: entity_in_view
+EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} AND {{ path_filter(vf) }} }
+
+// A triple (a RELATES relationship) is visible while the fact it was read from is in the view.
+// fragment: triple_in_view
+EXISTS { MATCH (tf:Fact {id: _x_.fact_id}) WHERE tf.namespace = _x_.namespace AND {{ in_view(tf) }} }
+
 // What a document read returns (content is returned separately, only where it is wanted).
 // fragment: document_fields
 d {

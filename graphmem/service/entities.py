@@ -24,7 +24,7 @@ from graphmem.service.access import readable
 from graphmem.service.shared import Core
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import view_params
+from graphmem.store.views import path_params, view_params
 
 PATH_FANOUT = 25
 PATH_FRONTIER = 500
@@ -37,7 +37,7 @@ class Entities:
     def get(self, ctx: CallerContext, namespace: str, lookup: EntityLookup) -> EntityDetail:
         ns = readable(ctx, namespace)
         lookup = checked(lookup, self.core.limits)
-        scope = {"namespace": ns, **view_params(lookup.view)}
+        scope = {"namespace": ns, **view_params(lookup.view), **path_params(None)}
         dialect = self.core.store.dialect
 
         def read(tx: Tx) -> EntityDetail:
@@ -57,7 +57,7 @@ class Entities:
 
     def path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
         ns = readable(ctx, namespace)
-        scope = {"namespace": ns, **view_params(request.view)}
+        scope = {"namespace": ns, **view_params(request.view), **path_params(None)}
         index = self.core.store.dialect.index_name(SearchIndex.entity_name)
 
         def read(tx: Tx) -> PathResult:
