@@ -4,7 +4,6 @@ Streamable HTTP app mounted at ``/``, last (``/mcp``, its ``/.well-known`` paths
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -82,15 +81,9 @@ async def _owned_runtime(app: FastAPI, settings: Settings) -> AsyncIterator[None
     opened = await run_in_threadpool(Runtime.open, settings)
     app.state.runtime = opened
     await run_in_threadpool(opened.identity.ensure_owner, opened.settings.data_dir)
-    # Models and search indexes load in the background: the server answers /health at once, and the
-    # first search does not pay seconds of index loading.
-    threading.Thread(target=opened.warm_up, name="graphmem-warm-up", daemon=True).start()
-    jobs = opened.job_worker() if opened.settings.jobs_enabled else None
-    if jobs is not None:
-        jobs.start()
+    stop = opened.start_serving()  # the server answers /health at once; models load in the background
     try:
         yield
     finally:
-        if jobs is not None:
-            await run_in_threadpool(jobs.stop)
+        await run_in_threadpool(stop)
         await run_in_threadpool(opened.close)

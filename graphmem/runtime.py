@@ -6,6 +6,8 @@ Start-up work lives here, once per process; requests never repeat it.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphmem import __version__
@@ -98,6 +100,17 @@ class Runtime:
     def job_worker(self) -> JobWorker:
         """A worker for this runtime's queued jobs (not started)."""
         return JobWorker(self.store, self.settings, self.service.apply_job)
+
+    def start_serving(self) -> Callable[[], None]:
+        """What a long-running front end (``serve``, ``graphmem mcp``) runs beside its requests: models and
+        search indexes warmed in the background (the first search does not pay seconds of loading), and the
+        job worker when jobs are enabled. Returns the call that stops them."""
+        threading.Thread(target=self.warm_up, name="graphmem-warm-up", daemon=True).start()
+        jobs = self.job_worker() if self.settings.jobs_enabled else None
+        if jobs is None:
+            return lambda: None
+        jobs.start()
+        return jobs.stop
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """(healthy, report). The report never carries a secret: no URI credentials, no password."""

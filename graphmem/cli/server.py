@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
 from typing import TYPE_CHECKING, Annotated
 
@@ -83,20 +82,19 @@ def mcp(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:
         runtime = Runtime.open(chosen)
     except GraphmemError as exc:
         fail(exc)
-    jobs = runtime.job_worker() if chosen.jobs_enabled else None
     try:
         token = _stdio_token(runtime)
         runtime.identity.authenticate(token)  # a bad token stops here, before a client connects
-        threading.Thread(target=runtime.warm_up, name="graphmem-warm-up", daemon=True).start()
-        if jobs is not None:
-            jobs.start()
-        server = build_server(lambda: runtime, chosen, fixed=token, limited=False)
-        anyio.run(server.run_stdio_async)
+    except GraphmemError as exc:
+        runtime.close()
+        fail(exc)
+    stop = runtime.start_serving()  # logged exchanges are applied, as serve applies them
+    try:
+        anyio.run(build_server(lambda: runtime, chosen, fixed=token, limited=False).run_stdio_async)
     except GraphmemError as exc:
         fail(exc)
     finally:
-        if jobs is not None:
-            jobs.stop()
+        stop()
         runtime.close()
 
 
