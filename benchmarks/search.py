@@ -55,7 +55,8 @@ import psutil
 from numpy.typing import NDArray
 
 from graphmem.config import EmbedderChoice, Settings
-from graphmem.ingest.extract import ExtractedEntity, Mention, Triple
+from graphmem.ingest.extract import Mention, Triple
+from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.pipeline import PreparedDocument, PreparedFact, StageTimes
 from graphmem.ingest.resolve import normalize_name
 from graphmem.ingest.split import FactKind

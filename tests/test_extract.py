@@ -136,7 +136,7 @@ def test_normalisation_merges_variants(variants: list[str], key: str) -> None:
 
 
 def test_entity_keys_are_namespaced() -> None:
-    from graphmem.ingest.extract import ExtractedEntity
+    from graphmem.ingest.names import ExtractedEntity
 
     acme = ExtractedEntity("Acme", "Organization")
     assert entity_key("a", acme) != entity_key("b", acme)
@@ -194,7 +194,7 @@ def test_a_relative_clause_on_a_definition_names_the_subject() -> None:
     ("x", False),
 ])
 def test_entity_names_never_carry_markup_code_or_files(name: str, clean: bool) -> None:
-    from graphmem.ingest.extract import name_is_clean
+    from graphmem.ingest.names import name_is_clean
 
     assert name_is_clean(name) is clean
 

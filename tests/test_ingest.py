@@ -225,7 +225,8 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
 def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Driver,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic votes: the NLP step is replaced by fixed extractions (the graph is the real one)."""
-    from graphmem.ingest.extract import ExtractedEntity, Mention
+    from graphmem.ingest.extract import Mention
+    from graphmem.ingest.names import ExtractedEntity
     from graphmem.ingest.pipeline import PreparedDocument, PreparedFact
     from graphmem.ingest.split import FactKind
 

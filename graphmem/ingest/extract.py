@@ -30,89 +30,32 @@ per-entity confidence, so ``confidence`` stays None rather than an invented numb
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from spacy.tokens import Doc, Span, Token
+from spacy.tokens import Doc, Token
 
-# spaCy / ruler label → product entity type. Labels missing here are not entities.
-ENTITY_TYPES = {
-    "PERSON": "Person", "ORG": "Organization", "GPE": "Place", "LOC": "Place", "FAC": "Place",
-    "PRODUCT": "Product", "EVENT": "Event", "WORK_OF_ART": "Work", "NORP": "Group", "LAW": "Law",
-    "LANGUAGE": "Language", "TECHNOLOGY": "Technology",
-}
-# Kept on the fact instead: as entities they would become hubs joining unrelated facts.
-ATTRIBUTE_LABELS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
-CONCEPT = "Concept"
-NAME = "Name"  # a proper noun NER left unlabelled: named, type unknown
-USER = "User"  # marker type of the first-person argument; resolved to the user entity
-FIRST_PERSON = {"i", "me", "my", "mine", "myself"}
+from graphmem.ingest.names import (
+    ATTRIBUTE_LABELS,
+    CONCEPT,
+    FIRST_PERSON,
+    NAME,
+    USER,
+    ExtractedEntity,
+    argument_of,
+    entity_span,
+    modifiers_of,
+    name_parts,
+    named_entity,
+)
+
 _SUBJECTS = {"nsubj", "csubj"}
 _OBJECTS = {"dobj", "obj", "attr", "oprd", "dative"}
-_VAGUE = frozenset({
-    "thing", "something", "anything", "everything", "nothing", "lot", "way", "time", "one", "kind", "sort", "bit",
-    "stuff", "who", "which", "that", "what", "work", "home", "part", "use", "case", "example", "value", "number",
-    "set", "list", "type", "name", "result", "option", "default", "feature", "change", "problem", "issue", "bug",
-    "fix", "support", "version", "release", "line", "file", "code", "function", "method", "module", "object",
-    "class", "instance", "item", "element", "field", "property", "argument", "parameter", "variable", "string",
-    "data", "information", "detail", "note", "section", "page", "document", "text", "word", "term", "purpose",
-    "reason", "fact", "point", "place", "level", "form", "order", "state", "step", "end", "start", "side",
-    "other", "others", "same", "more", "most", "all", "each", "both", "none", "rest", "need", "able", "people",
-    "following", "concept", "shoulder", "deal", "usability", "simplicity", "sentence", "bunch", "couple",
-    "functionality", "dependency", "dependencies", "thanks", "help", "hand", "idea", "question", "answer",
-    "entity", "shoulders",
-})
-# Words that open a changelog entry ("Updated License to ...", "Fixup build errors"): NER reads them as a name.
-_ENTRY_VERBS = frozenset({
-    "add", "added", "adds", "update", "updated", "updates", "fix", "fixed", "fixes", "fixup", "remove", "removed",
-    "removes", "change", "changed", "changes", "merge", "merged", "bump", "bumped", "improve", "improved",
-    "building", "build", "use", "using", "support", "supports", "drop", "dropped", "allow", "allowed", "handle",
-    "handled", "make", "made", "move", "moved", "rename", "renamed", "refactor", "refactored", "deprecate",
-    "enable", "enabled", "disable", "disabled", "expand", "expanded", "upgrade", "upgraded", "prefer", "revert",
-    "reverted", "replace", "replaced", "introduce", "introduced", "release", "released", "new",
-})
-# Document vocabulary that NER tends to call an organisation or a person; never an entity of its own.
-_DOCUMENT_WORDS = frozenset({
-    "license", "licence", "readme", "changelog", "changes", "copyright", "notice", "warning", "note", "todo",
-    "usage", "installation", "install", "example", "examples", "documentation", "docs", "features", "contributing",
-    "contributors", "contributor", "authors", "author", "requirements", "abstract", "introduction", "summary",
-    "overview", "disclaimer", "warranty", "section", "appendix", "api", "cli", "faq", "licensor", "licensee",
-    "work", "works", "contribution", "contributions", "derivative works", "object form", "source form",
-    "unreleased", "added", "changed", "fixed", "removed", "deprecated", "security", "breaking changes", "tip",
-    "important", "caution", "see also", "legal entity", "you", "your",
-})
-_BAD_NAME_CHARS = re.compile(r"[/\\=(){}<>|@$%^*`~\[\];_\"]|::|\.\.")
-_FILE_NAME = re.compile(r"^[\w.-]+\.(?:py|md|rst|txt|json|ya?ml|toml|cfg|ini|js|mjs|ts|html?|css|sh|lock|xml|csv|exe"
-                        r"|dll|so|whl|gz|zip|png|jpg|svg)$", re.I)
-_CODE_NAME = re.compile(r"^[a-z_][\w]*(?:\.[a-z_][\w]*)+$|^[0-9a-f]{7,40}$|^v?\d+(?:\.\d+)+\w*$")
-_ARTICLES = frozenset({"the", "a", "an"})
-_FUNCTION_WORDS = frozenset({"of", "or", "and", "in", "to", "for", "the", "a", "an", "with", "on", "at", "by"})
-_NOT_A_NAME_CHAR = re.compile(r"[^\w\s+#-]")
 # "Until recently X lacked Y", "X was initially part of Y": what held once and no longer does is no fact now
 _LIMITED_TIME = frozenset({"until", "initially", "originally", "formerly", "previously", "once", "longer"})
 _HYPOTHETICAL = frozenset({"may", "might", "could", "would", "should", "'d"})
 _CONDITIONS = frozenset({"if", "unless", "whether"})
 EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/2"
-_LABEL = re.compile(r"^[A-Z][A-Z_]{0,40}$")
-
-
-def entity_type(label: str) -> str | None:
-    """The product type of a spaCy or EntityRuler label; None for attribute labels (dates, numbers).
-    A label of the operator's own patterns (say FRAMEWORK) becomes its title-cased type (Framework)."""
-    if label in ENTITY_TYPES:
-        return ENTITY_TYPES[label]
-    if label in ATTRIBUTE_LABELS or not _LABEL.fullmatch(label):
-        return None
-    return label.title().replace("_", "")
-
-
-@dataclass(frozen=True)
-class ExtractedEntity:
-    """An argument or a mention: its surface name and product type (``User`` for first person)."""
-
-    name: str
-    type: str
 
 
 @dataclass(frozen=True)
@@ -148,7 +91,7 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
 
     out = SentenceExtraction()
     for ent in doc.ents:
-        found = _named(ent)
+        found = named_entity(ent)
         if found is not None:
             name, start, end = found
             out.mentions.append(Mention(name, *span(start, end)))
@@ -168,9 +111,9 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
     # among the fact's entities, and deletion and views rely on it).
     unlabelled = {ref for t in out.triples for ref in (t.subject, t.object) if ref.type in (CONCEPT, NAME)}
     for token in doc:
-        used = _argument(token) if unlabelled and token.pos_ in ("NOUN", "PROPN") else None
+        used = argument_of(token) if unlabelled and token.pos_ in ("NOUN", "PROPN") else None
         if used is not None and used in unlabelled:
-            before = _modifiers(token) if used.type == CONCEPT else _name_parts(token)
+            before = modifiers_of(token) if used.type == CONCEPT else name_parts(token)
             start = doc[min([token.i, *(t.i for t in before)])].idx
             out.mentions.append(Mention(used, *span(start, token.idx + len(token))))
     return out
@@ -206,123 +149,6 @@ def as_spoken_by(found: SentenceExtraction, speaker: str, header_at: int | None)
 # ---- arguments -----------------------------------------------------------------------------------
 
 
-def name_is_clean(name: str) -> bool:
-    """A name a person would write as one: letters in it, no markup, URL, code, file name, hash or version."""
-    if not any(ch.isalpha() for ch in name) or len(name) < 2 or len(name) > 80 or len(name.split()) > 8:
-        return False
-    if name in ("C#", "F#"):
-        return True
-    if _BAD_NAME_CHARS.search(name) or _CODE_NAME.match(name) or "#" in name:
-        return False
-    file_name = _FILE_NAME.match(name)
-    return not file_name or (name.rsplit(".", 1)[-1].lower() in ("js", "ts") and any(c.isupper() for c in name))
-
-
-def _named(ent: Span) -> tuple[ExtractedEntity, int, int] | None:
-    """The entity an NER (or EntityRuler) span names, with its (start, end) in the sentence; None when the
-    span is not an entity: an attribute label, a name that is not clean, document vocabulary, a lower-case
-    common noun that NER guessed (the ruler's own names, such as "pandas", stay), a fragment ending in a
-    function word ("Derivative Works of"), or (except for people and places, where NER is reliable) a span in
-    which the tagger saw no proper noun ("Automatic", "Unexpected" opening a sentence). Leading articles and
-    masked markup are left out of the name."""
-    kind = entity_type(ent.label_)
-    tokens = [t for t in ent if not t.is_space]
-    while tokens and tokens[0].lower_ in _ARTICLES:
-        tokens = tokens[1:]
-    if kind is None or not tokens:
-        return None
-    name = " ".join(t.text for t in tokens)
-    if not name_is_clean(name) or name.lower() in _DOCUMENT_WORDS or tokens[-1].lower_ in _FUNCTION_WORDS:
-        return None
-    if tokens[0].lower_ in _ENTRY_VERBS or _shouting(ent.sent):
-        return None
-    if kind not in ("Person", "Place") and ent.label_ not in ("TECHNOLOGY", "PRODUCT") \
-            and all(t.tag_ not in ("NNP", "NNPS") for t in tokens) and not any(_marked(t.text) for t in tokens):
-        return None  # the tagger read no proper noun here: a capitalised common word NER guessed at
-    return ExtractedEntity(name, kind), tokens[0].idx, tokens[-1].idx + len(tokens[-1])
-
-
-def _marked(text: str) -> bool:
-    """Written as no common word is: inner capitals or digits ("FastAPI", "Neo4j"), not all capitals."""
-    return (any(c.isupper() for c in text[1:]) or any(c.isdigit() for c in text)) and not text.isupper()
-
-
-def _entity_span(token: Token) -> Span | None:
-    for ent in token.doc.ents:
-        if ent.start <= token.i < ent.end:
-            return ent
-    return None
-
-
-def _argument(token: Token) -> ExtractedEntity | None:
-    """What a subject or object token stands for, or None (dates, pronouns, vague nouns)."""
-    ent = _entity_span(token)
-    if ent is not None:
-        found = _named(ent)
-        if found is not None:
-            return found[0]
-        if ent.label_ in ATTRIBUTE_LABELS:
-            return None  # dates and numbers are attributes, never arguments
-    if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
-        return ExtractedEntity(token.text, USER)
-    if _proper_name(token):
-        name = " ".join(t.text for t in [*_name_parts(token), token])
-        return ExtractedEntity(name, NAME) if name_is_clean(name) else None
-    if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:
-        if any(c.dep_ == "prep" and c.lower_ == "of" for c in token.children):
-            return None  # "the little sibling of FastAPI": the concept means nothing without its complement
-        name = _concept_name(token)
-        return ExtractedEntity(name, CONCEPT) if name_is_clean(name) else None
-    return None
-
-
-def _name_parts(token: Token) -> list[Token]:
-    """The capitalised proper nouns compounded before a name's head ("Beta" of "Beta Labs"), in order."""
-    return sorted((t for t in token.lefts if t.dep_ == "compound" and t.tag_ in ("NNP", "NNPS")
-                   and t.text[:1].isupper()), key=lambda t: t.i)
-
-
-def _shouting(sentence: Span) -> bool:
-    """Mostly capital letters (a licence's disclaimer): its capitalised words are not names."""
-    letters = [ch for ch in sentence.text if ch.isalpha()]
-    return len(letters) > 20 and sum(ch.isupper() for ch in letters) > 0.6 * len(letters)
-
-
-def _proper_name(token: Token) -> bool:
-    """A proper noun NER did not label ("Priya", "Starlette", "Tidelift"): tagged NNP and capitalised (the
-    tagger tells "Priya moved" from "Redistributions must"); document vocabulary and changelog verbs are
-    never one."""
-    text = token.text
-    if token.tag_ not in ("NNP", "NNPS") or not text[:1].isupper() or text.lower() in _DOCUMENT_WORDS:
-        return False
-    return name_is_clean(text) and len(text) >= 2 and text.lower() not in _ENTRY_VERBS and not _shouting(token.sent)
-
-
-def _concept_name(token: Token) -> str:
-    """A noun with its qualifiers, hyphenated words kept whole ("chunk-based storage backend"), lower-cased,
-    the noun itself lemmatised ("graph databases" → "graph database")."""
-    words = [*_modifiers(token), token]
-    text = ""
-    for word, following in zip(words, [*words[1:], None], strict=True):
-        text += word.lemma_.lower() if word is token else word.lower_
-        joined = following is not None and following.i == word.i + 1 and not word.whitespace_
-        text += "" if joined else " "
-    return " ".join(_NOT_A_NAME_CHAR.sub(" ", text).strip(" -").split())
-
-
-def _modifiers(token: Token) -> list[Token]:
-    """The words that qualify a noun before it, with their own qualifiers ("graph database", "lightweight deep
-    learning library", "ASGI compatible Rust HTTP server", "fully featured", "per-drive"): cutting "deep" or
-    "Rust" changes what is meant."""
-    parts = [w for t in token.lefts if t.dep_ in ("compound", "amod", "nmod", "npadvmod") for w in t.subtree
-             if (w.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB", "ADV") and w.dep_ not in ("det", "poss", "cc"))
-             or w.tag_ == "HYPH" or (w.i + 1 < len(w.doc) and w.doc[w.i + 1].tag_ == "HYPH" and not w.whitespace_)]
-    parts = sorted(parts, key=lambda t: t.i)
-    while parts and parts[0].tag_ == "HYPH":
-        parts = parts[1:]
-    return parts
-
-
 def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *token.conjuncts]
 
@@ -331,7 +157,7 @@ def _arguments(tokens: Iterable[Token]) -> list[ExtractedEntity]:
     refs = []
     for token in tokens:
         for each in _with_conjuncts(token):
-            ref = _argument(each)
+            ref = argument_of(each)
             if ref is not None:
                 refs.append(ref)
     return refs
@@ -404,11 +230,11 @@ def _related(predicate: str, tokens: Iterable[Token]) -> list[tuple[str, Extract
         complements = [p for c in word.children if c.dep_ == "prep" and c.lower_ == "of"
                        for p in c.children if p.dep_ == "pobj"]
         complements += [c for c in word.children if c.dep_ == "poss" and c.lower_ not in FIRST_PERSON]
-        if _entity_span(word) is None and word.pos_ == "NOUN" and complements:
-            noun = " ".join([t.lower_ for t in _modifiers(word)] + [word.lemma_.lower()])
+        if entity_span(word) is None and word.pos_ == "NOUN" and complements:
+            noun = " ".join([t.lower_ for t in modifiers_of(word)] + [word.lemma_.lower()])
             pairs += [(f"{predicate} {noun} of", ref) for ref in _arguments(complements)]
             continue
-        ref = _argument(word)
+        ref = argument_of(word)
         if ref is not None:
             pairs.append((predicate, ref))
     return pairs
@@ -436,8 +262,8 @@ def _appositions(doc: Doc) -> list[Triple]:
     triples = []
     for token in doc:
         if token.dep_ == "appos" and token.left_edge.i > 0 and doc[token.left_edge.i - 1].text == ",":
-            head = _argument(token.head)
-            if head is None or _entity_span(token) is not None:  # a description, not a list of names
+            head = argument_of(token.head)
+            if head is None or entity_span(token) is not None:  # a description, not a list of names
                 continue
             triples += [Triple(head, predicate, ref) for predicate, ref in _related("be", [token])
                         if ref.type == CONCEPT or predicate != "be"]

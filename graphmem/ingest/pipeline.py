@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from graphmem.config import Settings
-from graphmem.ingest.extract import USER, Mention, SentenceExtraction, Triple, as_spoken_by, extract
+from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract
+from graphmem.ingest.names import USER
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, WITH_TRIPLES, FactKind, Span, split_facts
 from graphmem.nlp.embedder import Embedder, get_embedder

@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-from graphmem.ingest.extract import USER, ExtractedEntity
+from graphmem.ingest.names import USER, ExtractedEntity
 
 USER_KEY = "@user"  # cannot collide: normalised names contain no '@'
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+")

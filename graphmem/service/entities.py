@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from graphmem.errors import NotFound
-from graphmem.ingest.extract import ExtractedEntity
+from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.resolve import entity_key
 from graphmem.model import CallerContext, EntityLookup, PathRequest, checked
 from graphmem.results import EntityDetail, EntityFact, EntityPath, Neighbour, PathResult, PathStep
