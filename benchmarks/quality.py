@@ -3,9 +3,10 @@ benchmarks/data/conversations (real model, bundled engine), beside the baselines
 
 Gold set: recall@5, recall@10 and MRR over the answerable questions for graphmem's fact signals alone (full
 text, vector, their naive RRF with equal weights and k = 60), the full pipeline (``service.search`` with its
-defaults: weighted RRF, graph expansion), and plain BM25, plain dense and their naive RRF over whole
-memories; then recall's abstention accuracy and the update scenarios (current and as-of views, forgetting;
-times captured during the run). Development set: ``conversations.run`` (its docstring says what it prints).
+defaults: weighted RRF, graph expansion, memory prior), ``search_documents`` (limit 10), and plain BM25, plain
+dense and their naive RRF over whole memories; then recall's abstention accuracy and the update scenarios
+(current and as-of views, forgetting; times captured during the run). Development set: ``conversations.run``
+(its docstring says what it prints).
 
 A question's relevant set is its gold memories; a ranking is the order in which their documents first
 appear among the fact hits. recall@k = share of the relevant memories in the first k documents. Abstention:
@@ -27,11 +28,12 @@ import conversations
 from gold import abstention, document_ranking, load_gold, load_jsonl, metrics, pipeline_rankings, run_update_scenarios
 
 from graphmem.config import Settings
-from graphmem.model import CURRENT
+from graphmem.model import CURRENT, CallerContext, SearchRequest
 from graphmem.results import Signal
 from graphmem.runtime import Runtime
 from graphmem.search.fuse import rrf
 from graphmem.search.retrieve import Candidate, fulltext_candidates, vector_candidates
+from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
 
 POOL = 60  # candidates per signal, and fact hits of the full pipeline
@@ -84,6 +86,7 @@ def main() -> None:
                        (("facts: full text", fulltext), ("facts: vector", vector), ("facts: naive RRF", naive))}
             full = pipeline_rankings(service, NAMESPACE, gold_of_doc, POOL)
             results["full pipeline"] = metrics(full)
+            results["search_documents"] = metrics(document_rankings(service, NAMESPACE, gold_of_doc, answerable))
             results.update(whole_memory_baselines(service.pipeline.embedder.embed, answerable))
             print(f"gold set: {len(gold_of_doc)} memories, {len(answerable)} answerable and "
                   f"{len(questions) - len(answerable)} unanswerable questions; "
@@ -91,7 +94,7 @@ def main() -> None:
             print(f"{'signal':<28} {'recall@5':>9} {'recall@10':>10} {'MRR':>7}")
             for name, (r5, r10, mrr) in results.items():
                 print(f"{name:<28} {r5:9.3f} {r10:10.3f} {mrr:7.3f}")
-            singles = [m for name, m in results.items() if name != "full pipeline"]
+            singles = [m for name, m in results.items() if name not in ("full pipeline", "search_documents")]
             beats = all(results["full pipeline"][i] > max(m[i] for m in singles) for i in range(3))
             print(f"full pipeline beats every single signal and naive RRF on all three: {'yes' if beats else 'NO'}")
             if args.misses:
@@ -112,6 +115,15 @@ def main() -> None:
                 print(f"  FAILED {failed.scenario}: {failed.check} got {failed.got}")
             print()
             conversations.run(runtime)
+
+
+def document_rankings(service: MemoryService, namespace: str, gold_of_doc: dict[str, str],
+                      answerable: list[dict[str, Any]]) -> list[tuple[list[str], set[str]]]:
+    """``service.search_documents`` (limit 10, what the HTTP search serves) on every answerable question."""
+    ctx = CallerContext.for_namespaces(namespace)
+    return [([gold_of_doc[h.document_id] for h in service.search_documents(
+        ctx, SearchRequest(query=q["question"], limit=10, namespaces=[namespace]))], set(q["answers"]))
+        for q in answerable]
 
 
 def whole_memory_baselines(embed: Callable[[list[str]], list[list[float]]],

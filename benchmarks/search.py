@@ -6,7 +6,9 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
   transactions of ~``--batch-facts`` facts, then ``sync_type_labels``, as the service does), with the
   seconds per Cypher statement and the Python time inside the transactions;
 * ``service.search(ctx, query)`` p50/p95 (hybrid, the query embedded by the real model) over ``--queries``
-  queries after ``--warmup`` warm-up queries, and the first (cold) search after the load. ``--budget``
+  queries after ``--warmup`` warm-up queries, and the first (cold) search after the load; then the same
+  queries with ``limit=100`` and through ``search_documents`` (what the HTTP search serves), and the ratio
+  of ``limit=100`` to ``limit=10``. ``--budget``
   bounds the seconds the timed loops of one size may take: when calls are slow a loop stops early (never
   before 20 searches, or 5 calls in the other loops) and says so;
 * query embedding alone p50/p95 (``pipeline.embedder.embed([query])``);
@@ -26,7 +28,8 @@ vectors, cosine ~0.7 to their centroid, ~0.5 to each other within a topic. A fac
 topic's words, 6-12 words of a 5,000-word pseudo vocabulary and the names of the entities it mentions (0-3,
 drawn with weight 1/(rank + 10) from sizes/5 entities: a few hubs in thousands of facts, a long tail in one
 or two). Facts with two entities relate them by a triple half of the time. Documents hold 5-20 facts, most
-on one topic. Queries are two words of one topic, one in four with an entity's name too (drawn with the
+on one topic, and chunks as ingestion cuts them (``synthetic_chunks``).
+Queries are two words of one topic, one in four with an entity's name too (drawn with the
 same skew). The database records the configured model as its embedder; the synthetic vectors have its 384
 dimensions.
 
@@ -55,9 +58,10 @@ import psutil
 from numpy.typing import NDArray
 
 from graphmem.config import EmbedderChoice, Settings
+from graphmem.ingest.chunks import CHUNK_CHARS
 from graphmem.ingest.extract import Mention, Triple
 from graphmem.ingest.names import ExtractedEntity
-from graphmem.ingest.pipeline import PreparedDocument, PreparedFact, StageTimes
+from graphmem.ingest.pipeline import PreparedChunk, PreparedDocument, PreparedFact, StageTimes
 from graphmem.ingest.resolve import normalize_name
 from graphmem.ingest.split import FactKind
 from graphmem.ingest.write import WriteOptions, sync_type_labels, write_documents
@@ -91,6 +95,19 @@ ANN_K, ANN_TOP = 120, 30  # what vector_candidates asks first for limit 10 (pool
 Vector = NDArray[np.float64]
 Embed = Callable[[list[str]], list[list[float]]]
 T = TypeVar("T")
+
+
+def synthetic_chunks(content: str, facts: list[PreparedFact]) -> list[PreparedChunk]:
+    """A synthetic document's chunks as ingestion cuts them (whole facts, at most ``CHUNK_CHARS``), each with
+    the normalised mean of its facts' vectors as its vector (what the model would give, roughly)."""
+    groups: list[list[PreparedFact]] = []
+    for fact in facts:
+        if groups and fact.end - groups[-1][0].start <= CHUNK_CHARS:
+            groups[-1].append(fact)
+        else:
+            groups.append([fact])
+    return [PreparedChunk(g[0].start, g[-1].end, content[g[0].start:g[-1].end],
+                          unit(np.mean([f.embedding for f in g], axis=0)[None, :])[0].tolist()) for g in groups]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -214,9 +231,10 @@ class Corpus:
             document = document_record(
                 now=now, namespace=namespace, content=content, digest=content_hash(namespace, content),
                 chain_id=None, version=1, created_at=None, title=f"Synthetic note {self.documents}",
-                source=f"synthetic:{self.documents}", metadata=None, request_key=None, request_hash=None,
+                source=f"synthetic:{self.documents}", metadata=None, path=None, request_key=None, request_hash=None,
                 fact_count=size)
-            out.append((document, PreparedDocument(content, prepared_facts, entity_embeddings)))
+            out.append((document, PreparedDocument(content, prepared_facts, entity_embeddings=entity_embeddings,
+                                                   chunks=synthetic_chunks(content, prepared_facts))))
         stats.facts += facts
         stats.documents += len(sizes)
         return out
@@ -403,6 +421,14 @@ class Bench:
               f"p95 {out['search p95']:.1f} ms, mean {1000 * statistics.mean(latencies):.1f} ms")
         print(f"    topic words only ({len(plain)}): p50 {ms(plain, .5):.1f} ms, p95 {ms(plain, .95):.1f} ms; "
               f"with an entity name ({len(named)}): p50 {ms(named, .5):.1f} ms, p95 {ms(named, .95):.1f} ms")
+
+        for label, call, limit in (("search limit=100", service.search, 100),
+                                   ("search_documents limit=10", service.search_documents, 10)):
+            timings = [timed(call, self.ctx, SearchRequest(query=q, limit=limit))[0] for q in queries]
+            out[f"{label} p50"], out[f"{label} p95"] = ms(timings, .5), ms(timings, .95)
+            print(f"  {label}, same queries: p50 {out[f'{label} p50']:.1f} ms, p95 {out[f'{label} p95']:.1f} ms")
+        print(f"  limit=100 / limit=10: p50 x{out['search limit=100 p50'] / out['search p50']:.2f}, "
+              f"p95 x{out['search limit=100 p95'] / out['search p95']:.2f}")
 
         embedder = service.pipeline.embedder
         embeds = [timed(embedder.embed, [q])[0] for q in queries]

@@ -20,6 +20,35 @@ CREATE (d)-[:CONTAINS]->(f:Fact)
 SET f = fact
 RETURN count(f) AS created
 
+// name: chunks_create
+UNWIND $chunks AS chunk
+MATCH (d:Document {id: chunk.document_id})
+WHERE d.namespace = chunk.namespace
+CREATE (d)-[:CONTAINS]->(c:Chunk)
+SET c = chunk
+RETURN count(c) AS created
+
+// The statements below change a memory's parts: what a document CONTAINS, its facts and its chunks (the
+// memory-level search entries, ingest/chunks.py), which carry the same flags and times. They report how
+// many facts changed: count(part.kind) counts facts only (chunks have no kind).
+
+// Stored order: each memory FOLLOWS the one stored just before it in its namespace (a chat turn, the turn
+// before it), so document search can bring in a strong memory's neighbours (search/documents.py). The first
+// of a batch follows the namespace's last stored memory: the latest recorded one that nothing follows yet.
+// name: document_stored_last
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND d.recorded_at < $before AND NOT EXISTS { MATCH (d)<-[:FOLLOWS]-(:Document) }
+RETURN d.id AS id
+ORDER BY d.recorded_at DESC, d.id DESC
+LIMIT 1
+
+// name: documents_follow
+UNWIND $links AS link
+MATCH (d:Document {id: link.id}), (p:Document {id: link.previous_id})
+WHERE d.namespace = $namespace AND p.namespace = $namespace
+CREATE (d)-[:FOLLOWS]->(p)
+RETURN count(*) AS linked
+
 // name: version_link
 MATCH (new:Document {id: $new_id}), (old:Document {id: $old_id})
 WHERE new.namespace = $namespace AND old.namespace = $namespace
@@ -45,9 +74,9 @@ MATCH (d:Document {id: $id})
 WHERE d.namespace = $namespace
 SET d.is_latest = false, d.superseded_at = $now, d.current_hash_key = null
 WITH d
-MATCH (d)-[:CONTAINS]->(f:Fact)
-SET f.is_latest = false, f.superseded_at = $now
-RETURN count(f) AS facts
+MATCH (d)-[:CONTAINS]->(part)
+SET part.is_latest = false, part.superseded_at = $now
+RETURN count(part.kind) AS facts
 
 // name: chain_forget_documents
 MATCH (d:Document {chain_id: $chain_id})
@@ -56,10 +85,10 @@ SET d.is_forgotten = true, d.forgotten_at = $now, d.current_hash_key = null, d.f
 RETURN count(d) AS changed
 
 // name: chain_forget_facts
-MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
-WHERE d.namespace = $namespace AND f.namespace = $namespace AND NOT f.is_forgotten
-SET f.is_forgotten = true, f.forgotten_at = $now
-RETURN count(f) AS changed
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(part)
+WHERE d.namespace = $namespace AND part.namespace = $namespace AND NOT part.is_forgotten
+SET part.is_forgotten = true, part.forgotten_at = $now
+RETURN count(part.kind) AS changed
 
 // name: chain_restore_documents
 MATCH (d:Document {chain_id: $chain_id})
@@ -69,10 +98,10 @@ SET d.is_forgotten = false, d.restored_at = $now,
 RETURN count(d) AS changed
 
 // name: chain_restore_facts
-MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
-WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.is_forgotten
-SET f.is_forgotten = false, f.restored_at = $now
-RETURN count(f) AS changed
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(part)
+WHERE d.namespace = $namespace AND part.namespace = $namespace AND part.is_forgotten
+SET part.is_forgotten = false, part.restored_at = $now
+RETURN count(part.kind) AS changed
 
 // Redaction removes text, title, source, metadata, hashes and embeddings; it keeps nodes, lineage,
 // spans and times.
@@ -86,17 +115,19 @@ SET d.is_redacted = true, d.is_forgotten = true, d.redacted_at = $now, d.forget_
 RETURN count(d) AS changed
 
 // name: chain_redact_facts
-MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
-WHERE d.namespace = $namespace AND f.namespace = $namespace AND f.redacted_at IS NULL
-SET f.forgotten_at = CASE WHEN f.is_forgotten THEN f.forgotten_at ELSE $now END
-SET f.text = null, f.embedding = null, f.attributes = null, f.is_forgotten = true, f.redacted_at = $now
-RETURN count(f) AS changed
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(part)
+WHERE d.namespace = $namespace AND part.namespace = $namespace AND part.redacted_at IS NULL
+SET part.forgotten_at = CASE WHEN part.is_forgotten THEN part.forgotten_at ELSE $now END
+SET part.text = null, part.embedding = null, part.attributes = null, part.is_forgotten = true,
+    part.redacted_at = $now
+RETURN count(part.kind) AS changed
 
 // name: chain_delete_facts
-MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(f:Fact)
-WHERE d.namespace = $namespace AND f.namespace = $namespace
-DETACH DELETE f
-RETURN count(*) AS changed
+MATCH (d:Document {chain_id: $chain_id})-[:CONTAINS]->(part)
+WHERE d.namespace = $namespace AND part.namespace = $namespace
+WITH part, part.kind AS kind
+DETACH DELETE part
+RETURN count(kind) AS changed
 
 // name: chain_delete_documents
 MATCH (d:Document {chain_id: $chain_id})

@@ -144,6 +144,24 @@ WHERE d.namespace = $namespace AND f.namespace = $namespace
 RETURN f.id AS id, d.id AS document_id, f.start AS start, f.end AS end, f.text AS text
 ORDER BY id
 
+// A page of memories' chunks, replaced (graphmem reembed builds them again with the new vectors).
+// name: chunks_delete_of_documents
+UNWIND $document_ids AS document_id
+MATCH (d:Document {id: document_id})-[:CONTAINS]->(c:Chunk)
+WHERE d.namespace = $namespace AND c.namespace = $namespace
+DETACH DELETE c
+RETURN count(*) AS deleted
+
+// name: chunks_rebuild
+UNWIND $chunks AS chunk
+MATCH (d:Document {id: chunk.document_id})
+WHERE d.namespace = $namespace
+CREATE (d)-[:CONTAINS]->(c:Chunk)
+SET c = chunk, c.namespace = d.namespace, c.path = d.path, c.is_latest = d.is_latest,
+    c.is_forgotten = d.is_forgotten, c.recorded_at = d.recorded_at, c.superseded_at = d.superseded_at,
+    c.forgotten_at = d.forgotten_at
+RETURN count(c) AS created
+
 // name: entities_page_for_embedding
 MATCH (e:Entity)
 WHERE e.namespace = $namespace AND e.id > $after

@@ -73,6 +73,9 @@ CREATE INDEX document_chain_id IF NOT EXISTS FOR (n:Document) ON (n.chain_id)
 // name: index_document_source
 CREATE INDEX document_source IF NOT EXISTS FOR (n:Document) ON (n.source)
 
+// name: index_document_recorded_at
+CREATE INDEX document_recorded_at IF NOT EXISTS FOR (n:Document) ON (n.recorded_at)
+
 // name: index_job_status
 CREATE INDEX job_status IF NOT EXISTS FOR (n:Job) ON (n.status)
 
@@ -81,6 +84,9 @@ CREATE INDEX receipt_request_id IF NOT EXISTS FOR (n:Receipt) ON (n.request_id)
 
 // name: index_fact_namespace
 CREATE INDEX fact_namespace IF NOT EXISTS FOR (n:Fact) ON (n.namespace)
+
+// name: index_chunk_namespace
+CREATE INDEX chunk_namespace IF NOT EXISTS FOR (n:Chunk) ON (n.namespace)
 
 // name: index_entity_namespace
 CREATE INDEX entity_namespace IF NOT EXISTS FOR (n:Entity) ON (n.namespace)

@@ -53,6 +53,75 @@ WHERE f.namespace IN $namespaces
 WITH f LIMIT $cap
 RETURN count(f) AS total
 
+// Memory-level retrieval: chunks (ingest/chunks.py), each signal ranking memories by their best chunk.
+// Chunks carry their memory's namespace, flags and times, so the same view and filter fragments apply.
+
+// name: chunks_vector_search
+CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
+WITH node AS c, score
+WHERE c.namespace IN $namespaces AND {{ in_view(c) }} AND {{ chunk_filters(c) }}
+WITH c.document_id AS id, max(score) AS score
+RETURN id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// name: chunks_vector_scan
+MATCH (c:Chunk)
+WHERE c.namespace IN $namespaces AND c.embedding IS NOT NULL AND {{ in_view(c) }} AND {{ chunk_filters(c) }}
+WITH c.document_id AS id, max(vector.similarity.cosine(c.embedding, $vector)) AS raw
+RETURN id, raw
+ORDER BY raw DESC, id
+LIMIT $limit
+
+// name: chunks_fulltext_search
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
+WITH node AS c, score
+WHERE c.namespace IN $namespaces AND {{ in_view(c) }} AND {{ chunk_filters(c) }}
+WITH c.document_id AS id, max(score) AS score
+RETURN id, score
+ORDER BY score DESC, id
+LIMIT $limit
+
+// name: chunks_count
+MATCH (c:Chunk)
+WHERE c.namespace IN $namespaces
+WITH c LIMIT $cap
+RETURN count(c) AS total
+
+// The memories behind document hits, with their best chunk's similarity to the query (`raw`, normalised by
+// the dialect; -1 for a memory without chunks).
+// name: documents_hydrate_for_search
+UNWIND $document_ids AS document_id
+MATCH (d:Document {id: document_id})
+WHERE d.namespace IN $namespaces
+OPTIONAL MATCH (d)-[:CONTAINS]->(c:Chunk)
+WITH d, max({{ similarity(c) }}) AS raw
+RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d.is_latest AS is_latest,
+       d.recorded_at AS recorded_at, coalesce(raw, -1.0) AS raw
+
+// Chat turns stored next to the seeds that are turns (up to two FOLLOWS steps either way: a question's
+// answer, an answer's question), in the view and matching the filters through their chunks; each with its
+// nearest seed. Only turns: a turn's meaning leans on the turns around it, a note stands alone.
+// name: documents_neighbouring
+UNWIND $document_ids AS seed_id
+MATCH path = (s:Document {id: seed_id})-[:FOLLOWS*1..2]-(n:Document)
+WHERE s.namespace IN $namespaces AND n.namespace = s.namespace AND n.id <> s.id
+  AND s.speaker IS NOT NULL AND n.speaker IS NOT NULL
+  AND EXISTS { MATCH (n)-[:CONTAINS]->(c:Chunk) WHERE {{ in_view(c) }} AND {{ chunk_filters(c) }} }
+RETURN seed_id AS seed, n.id AS id, min(length(path)) AS distance
+
+// The best facts of memories found by their chunks alone, as their evidence: up to $per_document each,
+// most similar to the query first (the caller hydrates them with facts_hydrate).
+// name: facts_best_of_documents
+UNWIND $document_ids AS document_id
+MATCH (d:Document {id: document_id})-[:CONTAINS]->(f:Fact)
+WHERE d.namespace IN $namespaces AND f.namespace = d.namespace AND {{ in_view(f) }} AND {{ fact_filters(f) }}
+WITH d, f, {{ similarity(f) }} AS raw
+ORDER BY raw DESC, f.id
+WITH d, collect(f.id)[..$per_document] AS fact_ids
+UNWIND fact_ids AS id
+RETURN d.id AS document_id, id
+
 // Graph expansion, one hop from the top hits: facts that mention the same entities, the neighbouring
 // sentences of the same document, and facts mentioning entities whose name matches the query. Each
 // returns its facts' similarity to the query (`raw`, normalised by the dialect): expansion finds

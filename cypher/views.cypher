@@ -34,14 +34,26 @@ d {
 ($filter_path IS NULL OR _x_.path = $filter_path)
 AND ($filter_path_prefix IS NULL OR _x_.path = $filter_path_prefix OR _x_.path STARTS WITH $filter_path_below)
 
-// Search filters (graphmem/store/views.py filter_params), bound to a fact: {{ fact_filters(f) }}.
-// fragment: fact_filters
+// Search filters (graphmem/store/views.py filter_params), bound to a fact: {{ fact_filters(f) }}, or to a
+// chunk (a memory-level search entry, which carries its memory's path, times and document id as facts do):
+// {{ chunk_filters(c) }}. An entity filter keeps a fact that mentions the entity, and a chunk of a memory
+// that does.
+// fragment: part_filters
 {{ path_filter(_x_) }}
 AND ($filter_since IS NULL OR _x_.recorded_at >= $filter_since)
 AND ($filter_until IS NULL OR _x_.recorded_at <= $filter_until)
 AND ($filter_document_id IS NULL OR _x_.document_id = $filter_document_id)
 AND ($filter_source IS NULL OR EXISTS { MATCH (_x_)<-[:CONTAINS]-(fd:Document) WHERE fd.source = $filter_source })
+
+// fragment: fact_filters
+{{ part_filters(_x_) }}
 AND ($filter_entity_id IS NULL OR EXISTS { MATCH (_x_)-[:MENTIONS]->(fe:Entity) WHERE fe.id = $filter_entity_id })
+
+// fragment: chunk_filters
+{{ part_filters(_x_) }}
+AND ($filter_entity_id IS NULL OR EXISTS {
+  MATCH (_x_)<-[:CONTAINS]-(:Document)-[:CONTAINS]->(:Fact)-[:MENTIONS]->(fe:Entity) WHERE fe.id = $filter_entity_id
+})
 
 // Similarity of a node's embedding to $vector as the server computes it (scale per server: the dialect
 // normalises it); -1 without an embedding (a redacted fact), below every real score on both servers.

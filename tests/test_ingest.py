@@ -51,9 +51,9 @@ def edge_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
 def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService, ctx: CallerContext,
                                                          ns: str, graph: neo4j.Driver) -> None:
     added = service.add_document(ctx, ns, doc(TEXT))
-    assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Entity": 5, "Person": 2, "Organization": 1,
-                                       "Place": 1, "Technology": 1}
-    assert edge_counts(graph, ns) == {"CONTAINS": 3, "MENTIONS": 6, "RELATES": 3}
+    assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Chunk": 1, "Entity": 5, "Person": 2,
+                                       "Organization": 1, "Place": 1, "Technology": 1}
+    assert edge_counts(graph, ns) == {"CONTAINS": 3 + 1, "MENTIONS": 6, "RELATES": 3}  # 3 facts, 1 chunk
     rows = query(graph, "MATCH (s:Entity)-[r:RELATES]->(o:Entity) WHERE r.namespace = $ns "
                         "RETURN s.name AS s, r.predicate AS p, o.name AS o, r.negated AS n, r.document_id AS d, "
                         "r.fact_id IS NOT NULL AS has_fact ORDER BY p", ns=ns)
@@ -206,7 +206,8 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
                                    ns=ns)}
     assert names == {"bob", "microsoft"}  # Berlin, Carol, Neo4j had no other mention
-    assert edge_counts(graph, ns) == {"CONTAINS": 1, "MENTIONS": 2, "RELATES": 1}
+    # what is left: the kept memory's fact and chunk, its mentions and triple; the FOLLOWS link went with it
+    assert edge_counts(graph, ns) == {"CONTAINS": 2, "MENTIONS": 2, "RELATES": 1}
 
     hidden = service.add_document(ctx, ns, doc("Bob visited Lisbon on Friday."))
     assert query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.attributes AS a",
@@ -218,7 +219,11 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
                                    ns=ns)}
     assert names == {"bob", "microsoft"}
-    assert edge_counts(graph, ns) == {"CONTAINS": 2, "MENTIONS": 2, "RELATES": 1}
+    chunks = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(c:Chunk) RETURN c.text AS t, c.embedding AS e",
+                   id=hidden.id)
+    assert chunks == [{"t": None, "e": None}]
+    # the redacted memory keeps its nodes, emptied: its fact, its chunk, its stored-order link
+    assert edge_counts(graph, ns) == {"CONTAINS": 4, "FOLLOWS": 1, "MENTIONS": 2, "RELATES": 1}
     assert service.get_document(ctx, keep.id).content == "Bob works at Microsoft."
 
 
@@ -237,7 +242,7 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
         def prepare(contents: list[str], progress: object = None) -> list[PreparedDocument]:
             return [PreparedDocument(c, [PreparedFact(c, 0, len(c), FactKind.sentence, None, embedding, [],
                                                       [Mention(ExtractedEntity("Jordan", kind), 0, 6)], [])],
-                                     {"jordan": embedding}) for c in contents]
+                                     entity_embeddings={"jordan": embedding}) for c in contents]
         return prepare
 
     ctx = CallerContext.for_namespaces(ns)

@@ -1,7 +1,7 @@
-"""The embedding identity and its migration: facts read their turn header, the database records that, a store
-written before is refused with the way out (``graphmem reembed``), and re-embedding gives every fact exactly
-the vector a fresh ingestion would (hashing embedder: fast and deterministic; tests/test_real_models.py
-switches models with the real one)."""
+"""The embedding identity and its migration: facts read their turn header, memories have chunks with vectors of
+their own, the database records that, a store written before is refused with the way out (``graphmem
+reembed``), and re-embedding gives every fact exactly the vector a fresh ingestion would, and builds the chunks
+(hashing embedder: fast and deterministic; tests/test_real_models.py switches models with the real one)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from graphmem.config import EmbedderChoice
 from graphmem.errors import ConfigurationError
 from graphmem.ingest.reembed import reembed
 from graphmem.ingest.split import embedding_identity, split_facts
-from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest
+from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, SearchRequest
 from graphmem.nlp.embedder import embedder_name
 from graphmem.runtime import Runtime
 from graphmem.store.schema import record_embedder
@@ -45,6 +45,12 @@ def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_
         fresh = {r["start"]: r["v"] for r in query(driver, "MATCH (f:Fact) WHERE f.namespace = 'mig' AND "
                                                            "f.embedding IS NOT NULL RETURN f.start AS start, "
                                                            "f.embedding AS v")}
+        chunks = query(driver, "MATCH (d:Document)-[:CONTAINS]->(c:Chunk) WHERE c.namespace = 'mig' "
+                               "RETURN d.id AS doc, c.text AS text, c.embedding AS v, c.is_forgotten AS forgotten")
+        assert sorted((c["doc"] == kept.id, c["text"], c["forgotten"], c["v"] is None) for c in chunks) == [
+            (False, None, True, True), (True, TURN, False, False)]  # redaction emptied the other memory's chunk
+        chunk_vector = next(c["v"] for c in chunks if c["doc"] == kept.id)
+        query(driver, "MATCH (c:Chunk) WHERE c.namespace = 'mig' DETACH DELETE c")  # chunks came later
         # the store as an earlier release wrote it: plain sentences, the model's name alone
         embedder = service.pipeline.embedder
         for span in split_facts(TURN):
@@ -67,3 +73,11 @@ def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_
         recorded = after.store.read(lambda tx: tx.single("embedder_get"))
         assert recorded is not None and recorded["name"] == embedding_identity(embedder_name(EmbedderChoice.hashing))
         assert after.service.get_document(ctx, kept.id).content == TURN
+        rebuilt = query(driver, "MATCH (d:Document)-[:CONTAINS]->(c:Chunk) WHERE c.namespace = 'mig' "
+                                "RETURN d.id AS doc, c.text AS text, c.embedding AS v, c.is_latest AS latest, "
+                                "c.is_forgotten AS forgotten, c.recorded_at AS at")
+        assert [(c["doc"], c["text"], c["latest"], c["forgotten"], c["at"]) for c in rebuilt] == [
+            (kept.id, TURN, True, False, kept.recorded_at)]  # none for the redacted memory
+        assert sum(a * b for a, b in zip(rebuilt[0]["v"], chunk_vector, strict=True)) > 0.9999
+        found = after.service.search_documents(ctx, SearchRequest(query="Leeds half marathon knee", limit=1))
+        assert [h.document_id for h in found] == [kept.id]

@@ -22,6 +22,7 @@ from graphmem.model import (
     parse,
 )
 from graphmem.results import Document, DocumentHit, EntityHit, RecallResult, TripleHit
+from graphmem.search.memories import MEMORY_RRF_K, MEMORY_WEIGHTS
 from graphmem.search.recall import count_tokens
 from graphmem.service import MemoryService
 
@@ -81,14 +82,16 @@ def test_filters_narrow_inside_the_query(service: MemoryService, ctx: CallerCont
         parse(SearchRequest, {"query": query, "weights": {"magic": 1.0}})
 
 
-def test_documents_score_as_their_best_fact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+def test_documents_rank_by_their_own_and_their_facts_signals(service: MemoryService, ctx: CallerContext,
+                                                              ns: str) -> None:
     long = add(service, ctx, ns, "Falcon ships in October. Its tracking portal shows live positions. "
                                  "Kafka streams the Falcon events.")
     other = add(service, ctx, ns, "The Porto office opens at nine.")
     hits = documents(service, ctx, "When does Falcon ship?", explain=True)
     assert [h.document_id for h in hits][:1] == [long.id] and len({h.document_id for h in hits}) == len(hits)
     top = hits[0]
-    assert top.score == max(f.score for f in top.facts) and 1 <= len(top.facts) <= 3
+    assert 1 <= len(top.facts) <= 3 and top.signals and top.score == sum(
+        MEMORY_WEIGHTS[s.signal] / (MEMORY_RRF_K + s.rank) for s in top.signals)
     assert top.facts[0].explain is not None and top.facts[0].explain.path[0] == long.id
     assert len(documents(service, ctx, "office", limit=1)) == 1
     new = update(service, ctx, long.id, "Falcon ships in November.")

@@ -1,7 +1,7 @@
 """The ingestion pipeline, top to bottom: split → extract → embed → (resolve → write, in the transaction).
 
 ``prepare`` is the CPU part, run outside any transaction: it splits documents into sentence facts,
-parses them with spaCy in bounded batches, and embeds facts and entity names, overlapping the two
+parses them with spaCy in bounded batches, and embeds facts, chunks and entity names, overlapping the two
 (torch releases the GIL while it computes, so the next batch is parsed while this one is embedded).
 ``ingest.write`` then resolves entities against the graph and writes everything in one transaction.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from graphmem.config import Settings
+from graphmem.ingest.chunks import chunk_spans
 from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract
 from graphmem.ingest.names import USER
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
@@ -41,9 +42,19 @@ class PreparedFact:
 
 
 @dataclass
+class PreparedChunk:
+    start: int
+    end: int
+    text: str
+    embedding: list[float]
+
+
+@dataclass
 class PreparedDocument:
     content: str
     facts: list[PreparedFact]
+    chunks: list[PreparedChunk] = field(default_factory=list)
+    speaker: str | None = None  # a chat turn's speaker, when the memory starts with a turn header
     entity_embeddings: dict[str, list[float]] = field(default_factory=dict)  # normalised name → vector
 
 
@@ -112,11 +123,14 @@ class Pipeline:
             vectors.extend(done)
             embed_s += seconds
 
-        documents = [PreparedDocument(content, []) for content in contents]
+        documents = [PreparedDocument(content, [], speaker=doc_spans[0].speaker
+                                      if doc_spans and doc_spans[0].header_end is not None else None)
+                     for content, doc_spans in zip(contents, spans, strict=True)]
         for (doc, span), found, vector in zip(flat, extractions, vectors, strict=True):
             documents[doc].facts.append(PreparedFact(span.text, span.start, span.end, span.kind, span.section,
                                                      vector, found.attributes, found.mentions, found.triples))
         t0 = time.perf_counter()
+        self._embed_chunks(documents, spans)
         self._embed_entities(documents)
         embed_s += time.perf_counter() - t0
         with self._times_lock:
@@ -152,6 +166,20 @@ class Pipeline:
                                           span.start if span.header_end is not None else None)
             found.append(extraction)
         return found
+
+    def _embed_chunks(self, documents: list[PreparedDocument], spans: list[list[Span]]) -> None:
+        """Each document's chunks (``ingest/chunks.py``) with their vectors; a chunk of one fact reads what
+        that fact read, so it takes the fact's vector (most chat turns: no second embedding)."""
+        chunked = [(document, chunk) for document, doc_spans in zip(documents, spans, strict=True)
+                   for chunk in chunk_spans(document.content, doc_spans)]
+        longer = [chunk.embedding_text for _, chunk in chunked if chunk.facts > 1]
+        vectors = iter(self.embedder.embed(longer) if longer else [])
+        for document, chunk in chunked:
+            if chunk.facts > 1:
+                vector = next(vectors)
+            else:
+                vector = next(f.embedding for f in document.facts if f.start == chunk.start)
+            document.chunks.append(PreparedChunk(chunk.start, chunk.end, chunk.text, vector))
 
     def _embed_entities(self, documents: list[PreparedDocument]) -> None:
         """Each document gets the embeddings of the entities it mentions, keyed by normalised name (the

@@ -6,14 +6,18 @@ fact vectors read: ``split.embedding_identity``) is refused, since the vectors w
 ``graphmem reembed`` is the way to change it: every fact and entity of every namespace gets a vector from
 the configured model, page by page, then the record changes. Facts are re-embedded a page of memories at a
 time, each memory split again, so a fact reads exactly what ingestion would give it now (its turn header
-included). Until it has finished, the old record stands, so an interrupted run is simply run again.
+included), and the memory's chunks are built again with it (a store written before chunks existed gets
+them here). Until it has finished, the old record stands, so an interrupted run is simply run again.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.split import embedding_identity, split_facts
 from graphmem.nlp.embedder import Embedder
 from graphmem.store.driver import GraphStore, Tx
@@ -50,22 +54,47 @@ def _reembed_facts(store: GraphStore, embedder: Embedder, namespace: str,
         documents, facts = store.read(read)
         if not documents:
             return done
-        texts = {}
+        texts, chunks = {}, {}
         for document in documents:
-            for span in split_facts(str(document["content"])):
+            spans = split_facts(str(document["content"]))
+            for span in spans:
                 texts[(document["id"], span.start, span.end)] = span.embedding_text
+            chunks[document["id"]] = chunk_spans(str(document["content"]), spans)
         rows = [f for f in facts if f["text"] is not None]
         vectors = embedder.embed([texts.get((f["document_id"], f["start"], f["end"]), str(f["text"]))
                                   for f in rows])
         updates = [{"id": f["id"], "embedding": vector} for f, vector in zip(rows, vectors, strict=True)]
+        rebuilt = _chunk_rows(embedder, chunks, {(f["document_id"], f["start"]): v for f, v in zip(rows, vectors,
+                                                                                                  strict=True)})
 
-        def write(tx: Tx, updates: list[dict[str, object]] = updates) -> None:
-            tx.run_chunked("facts_set_embeddings", "rows", updates, namespace=namespace)
-
-        store.write(write)
+        store.write(partial(_write_page, namespace=namespace, facts=updates, chunks=rebuilt,
+                            document_ids=list(chunks)))
         done += len(rows)
         progress(len(rows))
         after = str(documents[-1]["id"])
+
+
+def _write_page(tx: Tx, namespace: str, facts: list[dict[str, object]], chunks: list[dict[str, object]],
+                document_ids: list[str]) -> None:
+    """A page's new fact vectors, and its memories' chunks replaced, in one transaction."""
+    tx.run_chunked("facts_set_embeddings", "rows", facts, namespace=namespace)
+    tx.run("chunks_delete_of_documents", document_ids=document_ids, namespace=namespace)
+    tx.run_chunked("chunks_rebuild", "chunks", chunks, namespace=namespace)
+
+
+def _chunk_rows(embedder: Embedder, chunks: dict[str, list[Chunk]],
+                fact_vectors: dict[tuple[str, int], list[float]]) -> list[dict[str, object]]:
+    """The chunks of a page of memories with their vectors (one fact's chunk takes that fact's vector, as
+    ingestion does); ``chunks_rebuild`` copies each memory's namespace, path, flags and times onto them."""
+    flat = [(doc_id, position, chunk) for doc_id, doc_chunks in chunks.items()
+            for position, chunk in enumerate(doc_chunks)]
+    longer = iter(embedder.embed([c.embedding_text for _, _, c in flat if c.facts > 1]) if flat else [])
+    rows: list[dict[str, object]] = []
+    for doc_id, position, chunk in flat:
+        vector = next(longer) if chunk.facts > 1 else fact_vectors.get((doc_id, chunk.start))
+        rows.append({"id": str(uuid.uuid4()), "document_id": doc_id, "position": position, "text": chunk.text,
+                     "start": chunk.start, "end": chunk.end, "embedding": vector})
+    return rows
 
 
 def _reembed_pages(store: GraphStore, embedder: Embedder, namespace: str, page: str, update: str,

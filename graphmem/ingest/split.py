@@ -52,13 +52,14 @@ WITH_TRIPLES = frozenset({FactKind.sentence, FactKind.item})  # and triples from
 BLOCK_CHARS = 1500  # a code block, table, HTML block or front matter is cut into pieces of at most this
 
 
-# What fact embeddings read, as part of the embedding identity the database records: a store whose facts were
-# embedded another way is told to run `graphmem reembed` (vectors read differently are not comparable).
-FACT_TEXT_RECIPE = "turn-header"
+# What the stored vectors read, as part of the embedding identity the database records: facts read their turn
+# header, and memories have chunks with vectors of their own (ingest/chunks.py). A store written another way
+# is told to run `graphmem reembed` (vectors read differently are not comparable; it builds the chunks).
+FACT_TEXT_RECIPE = "turn-header+chunks"
 
 
 def embedding_identity(embedder_name: str) -> str:
-    """The embedder and what its fact vectors read, as the database records them."""
+    """The embedder and what its vectors read, as the database records them."""
     return f"{embedder_name}+{FACT_TEXT_RECIPE}"
 
 

@@ -1,6 +1,6 @@
 """Write: one batch of prepared documents into the graph, inside the caller's transaction.
 
-Facts, entities (resolved and typed by vote against what the graph already holds), MENTIONS, RELATES
+Facts, chunks, entities (resolved and typed by vote against what the graph already holds), MENTIONS, RELATES
 triples and SIMILAR_TO candidate links, each kind as one UNWIND statement. Concurrent ingestion of the same
 new entity collides on the ``entity_key`` uniqueness constraint; the transaction is retried by the store
 and the retry finds the winner's node (``entities_upsert`` is a MERGE).
@@ -48,6 +48,18 @@ def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[d
     ]
 
 
+def chunk_records(document: dict[str, Any], prepared: PreparedDocument) -> list[dict[str, Any]]:
+    """A memory's chunks (``ingest/chunks.py``), carrying its namespace, path and view flags as its facts do,
+    so the same view and filter fragments apply to them and forget, restore and redact reach them."""
+    return [
+        {"id": str(uuid.uuid4()), "namespace": document["namespace"], "document_id": document["id"],
+         "position": i, "text": chunk.text, "start": chunk.start, "end": chunk.end, "embedding": chunk.embedding,
+         "path": document.get("path"), "is_latest": True, "is_forgotten": False,
+         "recorded_at": document["recorded_at"]}
+        for i, chunk in enumerate(prepared.chunks)
+    ]
+
+
 def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
                     options: WriteOptions) -> list[str]:
     """Documents, facts and everything extracted from them, for one namespace, in the open transaction.
@@ -59,6 +71,7 @@ def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], Pr
 def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
            options: WriteOptions) -> list[str]:
     facts: list[dict[str, Any]] = []
+    chunks: list[dict[str, Any]] = []
     mentions: dict[tuple[str, str], dict[str, Any]] = {}
     triples: list[dict[str, Any]] = []
     seen_types: dict[str, list[str]] = defaultdict(list)
@@ -66,6 +79,7 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     for document, prepared in batch:
         records = fact_records(document, prepared)
         facts.extend(records)
+        chunks.extend(chunk_records(document, prepared))
         for record, fact in zip(records, prepared.facts, strict=True):
             for mention in fact.mentions:
                 key = entity_key(namespace, mention.entity)
@@ -82,9 +96,13 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
                                 "object_key": entity_key(namespace, triple.object), "negated": triple.negated,
                                 "fact_id": record["id"], "document_id": document["id"],
                                 "recorded_at": document["recorded_at"]})
-    tx.run_chunked("documents_create", "documents", [document for document, _ in batch])
+    tx.run_chunked("documents_create", "documents", [{**document, "speaker": prepared.speaker}
+                                                     for document, prepared in batch])
+    _follow(tx, namespace, [document["id"] for document, _ in batch], now)
     if facts:
         tx.run_chunked("facts_create", "facts", facts)
+    if chunks:
+        tx.run_chunked("chunks_create", "chunks", chunks)
     if not names:
         return []
 
@@ -113,6 +131,17 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     if triples:
         tx.run_chunked("triples_create", "triples", triples, namespace=namespace)
     return sorted(names)
+
+
+def _follow(tx: Tx, namespace: str, document_ids: list[str], now: int) -> None:
+    """Link each new memory to the one stored just before it (FOLLOWS): the batch in its order, its first to
+    the namespace's last stored memory. Document search uses the links to bring in a strong memory's
+    neighbours (a question and its answer are two chat turns)."""
+    last = tx.single("document_stored_last", namespace=namespace, before=now)
+    previous = [last["id"] if last else None, *document_ids[:-1]]
+    links = [{"id": doc_id, "previous_id": prev} for doc_id, prev in zip(document_ids, previous, strict=True) if prev]
+    if links:
+        tx.run_chunked("documents_follow", "links", links, namespace=namespace)
 
 
 def _similar(tx: Tx, namespace: str, new: list[dict[str, Any]], options: WriteOptions) -> list[dict[str, Any]]:

@@ -29,11 +29,12 @@ Limit = Annotated[int, Field(strict=True), within(1, MAX_LIMIT)]
 
 class FusionWeights(Input):
     """Weights of the fact-search signals in reciprocal-rank fusion (``search/hybrid.py`` says how they
-    were tuned)."""
+    were tuned); ``memory`` is the prior of a fact whose memory ranks high by its own signals."""
 
     vector: float = Field(1.0, strict=True, ge=0, le=10)
     fulltext: float = Field(0.4, strict=True, ge=0, le=10)
     graph: float = Field(0.2, strict=True, ge=0, le=10)
+    memory: float = Field(1.0, strict=True, ge=0, le=10)
 
 
 class SearchRequest(SearchFilters):

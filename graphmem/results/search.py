@@ -17,6 +17,11 @@ class Signal(StrEnum):
     fulltext = "fulltext"
     graph = "graph"
     name = "name"  # entity search: the name's full-text match
+    memory = "memory"  # fact search: the fact's memory ranks high by its own signals (its best fact only)
+    memory_vector = "memory_vector"  # document search: the memory's own vector (its best chunk)
+    memory_fulltext = "memory_fulltext"  # document search: the memory's own full-text entry (its best chunk)
+    facts = "facts"  # document search: the memory's best fact in fact search
+    memory_context = "memory_context"  # document search: stored next to a strong memory (FOLLOWS)
 
 
 class SignalScore(BaseModel):
@@ -70,6 +75,8 @@ class DocumentHit(BaseModel):
     score: float
     similarity: float
     facts: list[FactHit]
+    signals: list[SignalScore] | None = Field(None, description="with explain: the memory-level signals that "
+                                              "ranked it (memory_vector, memory_fulltext, facts)")
 
 
 class EntityHit(BaseModel):

@@ -53,6 +53,7 @@ class VectorTarget:
 FACTS = VectorTarget("facts_count", "facts_vector_scan", "facts_vector_search", SearchIndex.fact_embedding)
 ENTITIES = VectorTarget("entities_count", "entities_vector_scan", "entities_vector_search",
                         SearchIndex.entity_embedding)
+CHUNKS = VectorTarget("chunks_count", "chunks_vector_scan", "chunks_vector_search", SearchIndex.chunk_embedding)
 
 
 def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[str, Any],
@@ -98,8 +99,16 @@ def vector_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: Vie
 
 def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, text: str,
                         limit: int, filters: SearchFilters = NO_FILTERS) -> list[Candidate]:
+    return fulltext_ranked(tx, dialect, "facts_fulltext_search", SearchIndex.fact_text,
+                           {"namespaces": namespaces, **view_params(view), **filter_params(filters)}, text, limit)
+
+
+def fulltext_ranked(tx: Tx, dialect: Dialect, statement: str, index: SearchIndex, params: dict[str, Any],
+                    text: str, limit: int) -> list[Candidate]:
+    """A full-text statement's top ``limit``, widened as ``widening`` does; none when nothing searchable is
+    left of ``text`` once escaped."""
     query = escape_lucene(text)
     if query is None:
         return []
-    params = {"query": query, "namespaces": namespaces, **view_params(view), **filter_params(filters)}
-    return ranked(widening(tx, "facts_fulltext_search", dialect.index_name(SearchIndex.fact_text), params, limit))
+    return ranked(widening(tx, statement, dialect.index_name(index), {**params, "query": query}, limit))
+

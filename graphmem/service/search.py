@@ -10,14 +10,14 @@ from graphmem.cursors import digest, mismatch
 from graphmem.model import CallerContext, EntitySearchRequest, RecallRequest, SearchRequest, TripleQuery
 from graphmem.nlp.language import lemmas
 from graphmem.results import DocumentHit, EntityPage, FactHit, RecallResult, TriplePage
-from graphmem.search.documents import FACT_POOL_FACTOR, aggregate_documents
+from graphmem.search.documents import search_documents
 from graphmem.search.entities import search_entities
 from graphmem.search.hybrid import search_facts
 from graphmem.search.recall import build_recall, count_tokens
 from graphmem.search.triples import TripleKey, search_triples
 from graphmem.service.access import searchable
 from graphmem.service.shared import Core
-from graphmem.store.dialect import SearchIndex
+from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 
 
@@ -51,10 +51,10 @@ class Search:
         dialect = self.core.store.dialect
 
         def touch(tx: Tx) -> None:
-            for index in (SearchIndex.fact_embedding, SearchIndex.entity_embedding):
+            for index in (SearchIndex.fact_embedding, SearchIndex.entity_embedding, SearchIndex.chunk_embedding):
                 tx.run("index_probe_vector", index=dialect.index_name(index), k=10, vector=vector, limit=1,
                        namespaces=[])
-            for index in (SearchIndex.fact_text, SearchIndex.entity_name):
+            for index in (SearchIndex.fact_text, SearchIndex.entity_name, SearchIndex.chunk_text):
                 tx.run("index_probe_fulltext", index=dialect.index_name(index), query="warm", k=10, limit=1,
                        namespaces=[])
 
@@ -62,16 +62,21 @@ class Search:
 
     def facts(self, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
         """Hybrid fact search (``graphmem/search/hybrid.py``)."""
-        names = searchable(ctx, request.namespaces)
-        (vector,) = self.core.pipeline.embedder.embed([request.query])
-        now = self.core.clock()
-        dialect = self.core.store.dialect
+        names, vector, now, dialect = self._searching(ctx, request)
         return self.core.store.read(lambda tx: search_facts(tx, dialect, names, vector, request, now))
 
     def documents(self, ctx: CallerContext, request: SearchRequest) -> list[DocumentHit]:
-        """Documents ranked by their best fact; ``limit`` counts documents."""
-        facts = request.model_copy(update={"limit": min(100, request.limit * FACT_POOL_FACTOR)})
-        return aggregate_documents(self.facts(ctx, facts), request.limit)
+        """Memories ranked by their own signals and their facts' (``graphmem/search/documents.py``);
+        ``limit`` counts memories. One transaction, one embedding of the query."""
+        names, vector, now, dialect = self._searching(ctx, request)
+        return self.core.store.read(lambda tx: search_documents(tx, dialect, names, vector, request, now))
+
+    def _searching(self, ctx: CallerContext, request: SearchRequest) -> tuple[list[str], list[float], int, Dialect]:
+        """What a fact or document search needs before its transaction: the namespaces checked, the query
+        embedded once, the time and the dialect."""
+        names = searchable(ctx, request.namespaces)
+        (vector,) = self.core.pipeline.embedder.embed([request.query])
+        return names, vector, self.core.clock(), self.core.store.dialect
 
     def entities(self, ctx: CallerContext, request: EntitySearchRequest) -> EntityPage:
         """Entities by name and embedding (``graphmem/search/entities.py``), a page at a time."""

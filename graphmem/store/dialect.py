@@ -21,16 +21,20 @@ class SearchIndex(StrEnum):
 
     fact_text = "fact_text"
     entity_name = "entity_name"
+    chunk_text = "chunk_text"
     fact_embedding = "fact_embedding"
     entity_embedding = "entity_embedding"
+    chunk_embedding = "chunk_embedding"
 
 
 # label and property behind each logical index; ArcadeDB names an index ``Label[property]``.
 _INDEX_TARGET: dict[SearchIndex, tuple[str, str]] = {
     SearchIndex.fact_text: ("Fact", "text"),
     SearchIndex.entity_name: ("Entity", "name"),
+    SearchIndex.chunk_text: ("Chunk", "text"),
     SearchIndex.fact_embedding: ("Fact", "embedding"),
     SearchIndex.entity_embedding: ("Entity", "embedding"),
+    SearchIndex.chunk_embedding: ("Chunk", "embedding"),
 }
 
 MIN_NEO4J = (5, 26)
