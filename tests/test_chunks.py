@@ -138,12 +138,12 @@ def test_document_search_ranks_a_memory_by_its_own_signals(service: MemoryServic
     assert {Signal.memory_vector, Signal.memory_fulltext, Signal.facts} <= signals
     assert hits[0].facts and all(f.citation.document_id == marathon for f in hits[0].facts)
     assert service.search_documents(ctx, SearchRequest(query="Kofi knee marathon", limit=3))[0].signals is None
-    # fact search: the memory's best fact carries the memory prior, and weight 0 turns it off
-    facts = service.search(ctx, SearchRequest(query="Kofi knee marathon", limit=5, explain=True))
+    # fact search: asked for, the memory prior lifts the memory's best fact; by default it is off
+    facts = service.search(ctx, SearchRequest(query="Kofi knee marathon", limit=5, explain=True,
+                                              weights=FusionWeights(memory=1.0)))
     assert facts[0].citation.document_id == marathon
     assert facts[0].explain is not None and Signal.memory in {s.signal for s in facts[0].explain.signals}
-    off = service.search(ctx, SearchRequest(query="Kofi knee marathon", limit=5, explain=True,
-                                            weights=FusionWeights(memory=0.0)))
+    off = service.search(ctx, SearchRequest(query="Kofi knee marathon", limit=5, explain=True))
     assert all(Signal.memory not in {s.signal for s in f.explain.signals} for f in off if f.explain)
 
 

@@ -3,6 +3,7 @@ inside a large one finds its hits through both the exact scan and the widening i
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import uuid
 
@@ -85,7 +86,7 @@ def test_small_namespace_inside_a_large_one_finds_its_hits(runtime: Runtime, gra
     _plant(graph, f"{ns}-crowd", [_unit(rng, centre, 0.01) for _ in range(400)], "crowd")  # all nearer
     mine = _plant(graph, ns, [_unit(rng, centre, 0.2) for _ in range(3)], "mine")
     if path == "index":
-        monkeypatch.setattr(retrieve, "EXACT_SCAN_MAX_FACTS", 0)
+        monkeypatch.setattr(retrieve, "FACTS", dataclasses.replace(retrieve.FACTS, scan_max=0))
 
     def read(tx: Tx) -> list[str]:
         return [c.id for c in vector_candidates(tx, runtime.store.dialect, [ns], View(), centre, 5)]

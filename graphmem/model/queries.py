@@ -34,7 +34,9 @@ class FusionWeights(Input):
     vector: float = Field(1.0, strict=True, ge=0, le=10)
     fulltext: float = Field(0.4, strict=True, ge=0, le=10)
     graph: float = Field(0.2, strict=True, ge=0, le=10)
-    memory: float = Field(1.0, strict=True, ge=0, le=10)
+    memory: float = Field(0.0, strict=True, ge=0, le=10, description=(
+        "the memory prior, off by default: 1.0 lifts the conversational development set's recall@10 from 0.840 "
+        "to 0.863, at four more statements a search (10k facts: p50 35 -> 110 ms)"))
 
 
 class SearchRequest(SearchFilters):

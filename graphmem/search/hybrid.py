@@ -20,8 +20,12 @@ text 0.4, graph 0.2, k = 5. Full text at 0.2 (tuned on the gold set alone) gave 
 unranked source pulled MRR down (0.74 on the gold set); ranked by similarity and weighted low it adds
 multi-hop answers. The memory prior at weight 1.0 lifted fact search (deduplicated to memories) on the
 development set from recall@10 0.840 to 0.863 (0.846 at 0.5, 0.854 at 2.0) and on the gold set from 0.974
-to 0.984 (MRR 0.882 to 0.896). Full text and graph contribute their top 40 only, whatever the limit: deeper
-ranks of a weak signal only reorder near-ties, and made the ranking depend on the page size.
+to 0.984 (MRR 0.882 to 0.896), but it costs four statements (memories by chunk vector and full text, their
+stored neighbours, their best facts): at 10k facts fact search went from p50 35 ms to 110 ms. Fact search
+and recall are the hot paths of agents, so the prior is off by default (``weights.memory``);
+``search_documents`` fuses the same memory-level signals at the memory level. Full text and graph contribute
+their top 40 only, whatever the limit: deeper ranks of a weak signal only reorder near-ties, and made the
+ranking depend on the page size.
 
 Every statement filters by the caller's namespaces, the view and the filters inside the query; results
 carry no embeddings, each hit a citation; ties break by id.
@@ -45,7 +49,10 @@ SEEDS = 5  # top fused hits that graph expansion starts from
 ENTITY_FANOUT = 25  # facts taken per shared or named entity: a hub entity cannot flood the candidates
 NAMED_ENTITIES = 10  # entities whose name best matches the query, for the graph signal: one index call of
 # 20 x that, never widened (widening tripled the calls for rare words; this is the weakest signal)
-MIN_POOL = 30  # vector candidates, at least (limit x 3 above that)
+MIN_POOL = 30  # vector candidates, at least (limit x POOL_FACTOR above that)
+# 2, not 3: at 100k facts limit=100 cost 2.1x limit=10 at p50 with 3 (300 candidates, an index k of 1,200);
+# at limit <= 15 the pool is MIN_POOL either way
+POOL_FACTOR = 2
 SECONDARY_DEPTH = 40  # full-text and graph candidates: deeper, they only add noise at weight 0.2
 
 
@@ -54,16 +61,17 @@ def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[f
     """The fact hits of ``options.query`` in ``namespaces`` (already checked by the service); ``memories``:
     the memory-level candidates when the caller has them already (``retrieve.memory_candidates``)."""
     text, filters = options.query, options.filters()
-    pool = max(MIN_POOL, options.limit * 3)
+    pool = max(MIN_POOL, options.limit * POOL_FACTOR)
     scope: dict[str, Any] = {"namespaces": namespaces, **view_params(options.view), **filter_params(filters)}
     weights = {Signal(name): weight for name, weight in options.weights.model_dump().items()}
-    if memories is None:
-        memories = memory_candidates(tx, dialect, {**scope, "vector": vector}, text, pool, SECONDARY_DEPTH)
     lists: dict[Signal, list[Candidate]] = {
         Signal.vector: vector_candidates(tx, dialect, namespaces, options.view, vector, pool, filters),
         Signal.fulltext: fulltext_candidates(tx, dialect, namespaces, options.view, text, SECONDARY_DEPTH, filters),
-        Signal.memory: _memory_prior(tx, {**scope, "vector": vector}, memories, weights),
     }
+    if weights.get(Signal.memory, 0) > 0:  # the memory prior costs four statements: asked for, not by default
+        if memories is None:
+            memories = memory_candidates(tx, dialect, {**scope, "vector": vector}, text, pool, SECONDARY_DEPTH)
+        lists[Signal.memory] = _memory_prior(tx, {**scope, "vector": vector}, memories)
     seeds = [f.id for f in rrf(lists, weights, options.rrf_k)[:SEEDS]]
     lists[Signal.graph] = _graph_candidates(tx, dialect, scope, text, vector, seeds, SECONDARY_DEPTH)
     fused = rrf(lists, weights, options.rrf_k)[:pool]
@@ -79,13 +87,10 @@ def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[f
     return [fact_hit(rows[f.id], f, similarity[f.id], options.explain) for f in fused[: options.limit]]
 
 
-def _memory_prior(tx: Tx, params: dict[str, Any], memories: MemoryLists,
-                  weights: dict[Signal, float]) -> list[Candidate]:
+def _memory_prior(tx: Tx, params: dict[str, Any], memories: MemoryLists) -> list[Candidate]:
     """The best fact (most similar to the query) of each of the ``SECONDARY_DEPTH`` memories that rank best by
     their own signals and their stored neighbours (``search/memories.py``), at its memory's rank: a chat turn
     that answers as a whole lifts its best sentence, the answer after a strong question turn too."""
-    if weights.get(Signal.memory, 0) <= 0:
-        return []
     ranking = rrf(with_context(tx, params, memories), MEMORY_WEIGHTS, MEMORY_RRF_K)
     rank_of = {m.id: rank for rank, m in enumerate(ranking[:SECONDARY_DEPTH], start=1)}
     if not rank_of:
