@@ -36,6 +36,9 @@ CREATE CONSTRAINT receipt_id IF NOT EXISTS FOR (n:Receipt) REQUIRE n.id IS UNIQU
 // name: constraint_receipt_request_key
 CREATE CONSTRAINT receipt_request_key IF NOT EXISTS FOR (n:Receipt) REQUIRE n.request_key IS UNIQUE
 
+// name: constraint_stored_tail_namespace
+CREATE CONSTRAINT stored_tail_namespace IF NOT EXISTS FOR (n:StoredTail) REQUIRE n.namespace IS UNIQUE
+
 // name: constraint_system_record_id
 CREATE CONSTRAINT system_record_id IF NOT EXISTS FOR (n:SystemRecord) REQUIRE n.id IS UNIQUE
 
@@ -72,9 +75,6 @@ CREATE INDEX document_chain_id IF NOT EXISTS FOR (n:Document) ON (n.chain_id)
 
 // name: index_document_source
 CREATE INDEX document_source IF NOT EXISTS FOR (n:Document) ON (n.source)
-
-// name: index_document_recorded_at
-CREATE INDEX document_recorded_at IF NOT EXISTS FOR (n:Document) ON (n.recorded_at)
 
 // name: index_job_status
 CREATE INDEX job_status IF NOT EXISTS FOR (n:Job) ON (n.status)

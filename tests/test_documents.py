@@ -167,8 +167,9 @@ def test_batch_add_is_one_write(service: MemoryService, ctx: CallerContext, ns: 
     items.append(DocumentInput(content="Sent before.", request_id="batch-req-0"))
     docs = service.add_documents(ctx, ns, items)
     assert len(docs) == 51 and docs[-1].id == first.id and len({d.id for d in docs}) == 51
-    # nodes: documents, facts, a chunk each; edges: CONTAINS (facts and chunks), FOLLOWS (stored order)
-    assert counts(graph, ns) == (51 + 101 + 51, 101 + 51 + 50)
+    # nodes: documents, facts, a chunk each, the namespace's StoredTail; edges: CONTAINS (facts and chunks),
+    # FOLLOWS (stored order)
+    assert counts(graph, ns) == (51 + 101 + 51 + 1, 101 + 51 + 50)
 
     before = counts(graph, ns)
     with pytest.raises(InvalidInput) as raised:  # a blank item cannot even be built: the batch never starts

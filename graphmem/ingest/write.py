@@ -98,7 +98,7 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
                                 "recorded_at": document["recorded_at"]})
     tx.run_chunked("documents_create", "documents", [{**document, "speaker": prepared.speaker}
                                                      for document, prepared in batch])
-    _follow(tx, namespace, [document["id"] for document, _ in batch], now)
+    _follow(tx, namespace, [document["id"] for document, _ in batch])
     if facts:
         tx.run_chunked("facts_create", "facts", facts)
     if chunks:
@@ -133,12 +133,14 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     return sorted(names)
 
 
-def _follow(tx: Tx, namespace: str, document_ids: list[str], now: int) -> None:
+def _follow(tx: Tx, namespace: str, document_ids: list[str]) -> None:
     """Link each new memory to the one stored just before it (FOLLOWS): the batch in its order, its first to
-    the namespace's last stored memory. Document search uses the links to bring in a strong memory's
-    neighbours (a question and its answer are two chat turns)."""
-    last = tx.single("document_stored_last", namespace=namespace, before=now)
-    previous = [last["id"] if last else None, *document_ids[:-1]]
+    the namespace's last stored memory (its StoredTail, moved to the batch's last). Document search uses the
+    links to bring in a strong memory's neighbours (a question and its answer are two chat turns)."""
+    if not document_ids:
+        return
+    tail = tx.single("stored_tail_move", namespace=namespace, last_id=document_ids[-1])
+    previous = [tail["previous_id"] if tail else None, *document_ids[:-1]]
     links = [{"id": doc_id, "previous_id": prev} for doc_id, prev in zip(document_ids, previous, strict=True) if prev]
     if links:
         tx.run_chunked("documents_follow", "links", links, namespace=namespace)
