@@ -22,7 +22,7 @@ from typing import Any
 from graphmem.model import MAX_LIMIT, SearchRequest
 from graphmem.results import DocumentHit, FactHit, Signal
 from graphmem.search.fuse import Fused, rrf, with_recency
-from graphmem.search.hybrid import MIN_POOL, SECONDARY_DEPTH, fact_hit, search_facts
+from graphmem.search.hybrid import SECONDARY_DEPTH, candidate_pool, fact_hit, search_facts
 from graphmem.search.memories import MEMORY_RRF_K, MEMORY_WEIGHTS, memory_candidates, with_context
 from graphmem.search.retrieve import Candidate
 from graphmem.store.dialect import Dialect
@@ -36,7 +36,7 @@ FACT_POOL_FACTOR = 5  # facts fetched per document asked for, so several facts o
 def search_documents(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[float], options: SearchRequest,
                      now_ms: int) -> list[DocumentHit]:
     """The memories of ``options.query`` in ``namespaces`` (already checked by the service)."""
-    pool = max(MIN_POOL, options.limit * 3)
+    pool = candidate_pool(options.limit)
     params: dict[str, Any] = {"namespaces": namespaces, "vector": vector, **view_params(options.view),
                               **filter_params(options.filters())}
     memories = memory_candidates(tx, dialect, params, options.query, pool, SECONDARY_DEPTH)

@@ -1,13 +1,13 @@
-"""Hybrid fact search: vector + full text + graph expansion + memory prior, fused by weighted reciprocal rank.
+"""Hybrid fact search: vector + full text + graph expansion, fused by weighted reciprocal rank.
 
-1. candidates from the vector index and the full-text index (``retrieve``), each over-fetched, and the memory
-   prior: the best fact of each memory that ranks high by its own signals (``search/memories.py``: its
-   chunks, and for chat turns its stored neighbours), at its memory's rank;
+1. candidates from the vector index and the full-text index (``retrieve``), each over-fetched, and, when
+   ``weights.memory`` asks for it, the memory prior: the best fact of each memory that ranks high by its own
+   signals (``search/memories.py``: its chunks, and for chat turns its stored neighbours), at its memory's rank;
 2. graph expansion from the best few fused hits: facts sharing their entities, their neighbouring sentences,
    and facts mentioning entities whose name matches the query. Expansion only *finds* candidates; they are
    ranked by their similarity to the query, so a fact reached through a shared entity but about something
    else ranks low;
-3. weighted RRF over the four lists, then an optional recency term and optional MMR diversity;
+3. weighted RRF over the lists, then an optional recency term and optional MMR diversity;
 4. ``min_score`` applies to the cosine similarity of the query and the fact (0..1 scale), the one score that
    means the same thing across queries and servers.
 
@@ -21,8 +21,10 @@ unranked source pulled MRR down (0.74 on the gold set); ranked by similarity and
 multi-hop answers. The memory prior at weight 1.0 lifted fact search (deduplicated to memories) on the
 development set from recall@10 0.840 to 0.863 (0.846 at 0.5, 0.854 at 2.0) and on the gold set from 0.974
 to 0.984 (MRR 0.882 to 0.896), but it costs four statements (memories by chunk vector and full text, their
-stored neighbours, their best facts): at 10k facts fact search went from p50 35 ms to 110 ms. Fact search
-and recall are the hot paths of agents, so the prior is off by default (``weights.memory``);
+stored neighbours, their best facts): at 10k facts (benchmarks/search.py, statement times per search) the chunk
+vector scan took 21.9 ms (since moved to the index, ~7 ms), the best facts 13.5 ms, the chunk full text 16 ms
+(2.4 calls) and the neighbours 1.8 ms, against 31.6 ms for the whole search without them. Fact search and
+recall are the hot paths of agents, so the prior is off by default (``weights.memory``);
 ``search_documents`` fuses the same memory-level signals at the memory level. Full text and graph contribute
 their top 40 only, whatever the limit: deeper ranks of a weak signal only reorder near-ties, and made the
 ranking depend on the page size.
@@ -59,9 +61,9 @@ SECONDARY_DEPTH = 40  # full-text and graph candidates: deeper, they only add no
 def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[float], options: SearchRequest,
                  now_ms: int, memories: MemoryLists | None = None) -> list[FactHit]:
     """The fact hits of ``options.query`` in ``namespaces`` (already checked by the service); ``memories``:
-    the memory-level candidates when the caller has them already (``retrieve.memory_candidates``)."""
+    the memory-level candidates when the caller has them already (``memories.memory_candidates``)."""
     text, filters = options.query, options.filters()
-    pool = max(MIN_POOL, options.limit * POOL_FACTOR)
+    pool = candidate_pool(options.limit)
     scope: dict[str, Any] = {"namespaces": namespaces, **view_params(options.view), **filter_params(filters)}
     weights = {Signal(name): weight for name, weight in options.weights.model_dump().items()}
     lists: dict[Signal, list[Candidate]] = {
@@ -85,6 +87,11 @@ def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[f
                          options.recency_weight, options.recency_half_life_days)
     fused = mmr(fused, lambda fid: rows[fid]["embedding"], options.limit, options.diversity)
     return [fact_hit(rows[f.id], f, similarity[f.id], options.explain) for f in fused[: options.limit]]
+
+
+def candidate_pool(limit: int) -> int:
+    """How many candidates the primary signal gives and how many fused hits are hydrated, for ``limit`` hits."""
+    return max(MIN_POOL, limit * POOL_FACTOR)
 
 
 def _memory_prior(tx: Tx, params: dict[str, Any], memories: MemoryLists) -> list[Candidate]:
