@@ -151,8 +151,10 @@ MATCH (r:Receipt {request_key: request_key})
 WHERE r.namespace = $namespace
 RETURN r.request_key AS request_key
 
-// name: document_get
-MATCH (d:Document {id: $id})
+// Versions by id (one for a read, a batch for GraphQL's loaders), from the caller's namespaces only.
+// name: documents_get
+UNWIND $ids AS doc_id
+MATCH (d:Document {id: doc_id})
 WHERE d.namespace IN $namespaces
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 OPTIONAL MATCH (l:Document {chain_id: d.chain_id})
@@ -199,16 +201,19 @@ ORDER BY namespace
 LIMIT 100
 
 // A memory version's facts in order, with their lineage (a fact shares its version's), and how many it has.
-// name: document_facts
-MATCH (d:Document {id: $id})
+// The first $limit facts of each memory, in order (one memory for a read, a batch for GraphQL's loaders).
+// name: documents_facts
+UNWIND $ids AS doc_id
+MATCH (d:Document {id: doc_id})
 WHERE d.namespace IN $namespaces
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 WITH d, p.id AS parent_memory_id
 MATCH (d)-[:CONTAINS]->(f:Fact)
 WITH d, parent_memory_id, f
 ORDER BY f.position
-LIMIT $limit
-RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
+WITH d, parent_memory_id, collect(f)[..$limit] AS facts
+UNWIND facts AS f
+RETURN d.id AS memory_id, f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
        f.section AS section, f.attributes AS attributes, f.recorded_at AS recorded_at,
        f.superseded_at AS superseded_at, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
        f.is_inference AS is_inference, d.version AS version, parent_memory_id

@@ -96,7 +96,7 @@ def test_health_is_503_never_500_while_the_engine_stops(run_root: Path) -> None:
 def test_an_internal_rejection_logs_the_reference_it_returns(runtime: Runtime,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level("ERROR", logger="graphmem.store.driver"), pytest.raises(GraphmemError) as raised:
-        runtime.store.read(lambda tx: tx.run("document_get"))  # a statement sent without its parameters
+        runtime.store.read(lambda tx: tx.run("documents_get"))  # a statement sent without its parameters
     ref = raised.value.details["ref"]
     assert raised.value.code == "internal" and "$" not in raised.value.message
     assert any(ref in record.getMessage() for record in caplog.records)

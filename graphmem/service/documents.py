@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from graphmem import records
 from graphmem.cursors import digest, mismatch
-from graphmem.errors import Conflict, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.ingest.write import write_documents
 from graphmem.model import (
     CallerContext,
@@ -44,7 +44,7 @@ from graphmem.results import (
     NamespaceCounts,
 )
 from graphmem.service.access import readable
-from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain
+from graphmem.service.shared import Core, check_same_request, fetch_document, fetch_documents, lock_chain
 from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
 
@@ -80,14 +80,26 @@ class Documents:
 
         def read(tx: Tx) -> MemoryDetail:
             memory = fetch_document(tx, checked_id, ctx.readable)
-            facts = tx.run("document_facts", limit=options.facts, **params) if options.facts else []
+            facts = _facts_of(tx, [checked_id], options.facts, ctx.readable).get(checked_id, [])
             entities = tx.run("document_entities", limit=options.entities, **params) if options.entities else []
             totals = tx.single("document_totals", **params) or {"facts": 0, "entities": 0}
-            return MemoryDetail(memory=memory, facts=[FactInfo.model_validate(f) for f in facts],
+            return MemoryDetail(memory=memory, facts=facts,
                                 facts_total=totals["facts"], entities=[EntityRef.model_validate(e) for e in entities],
                                 entities_total=totals["entities"])
 
         return self.core.store.read(read)
+
+    def many(self, ctx: CallerContext, doc_ids: list[str]) -> dict[str, Document]:
+        """Versions by id, in one statement; ids the caller cannot read are simply absent (GraphQL's loaders
+        answer them as not found)."""
+        checked_ids = _checked_ids(doc_ids)
+        return self.core.store.read(lambda tx: fetch_documents(tx, checked_ids, ctx.readable))
+
+    def facts_of(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
+        """The first ``limit`` facts of each memory, in order, in one statement."""
+        checked_ids = _checked_ids(doc_ids)
+        first = checked(MemoryDetailOptions(facts=limit), self.core.limits).facts
+        return self.core.store.read(lambda tx: _facts_of(tx, checked_ids, first, ctx.readable))
 
     def list(self, ctx: CallerContext, namespace: str, options: DocumentListOptions) -> DocumentPage:
         """Newest first (recorded time, then id), with the total of the view."""
@@ -210,3 +222,21 @@ def _check_updatable(row: dict[str, Any], doc_id: str, expected_version: int | N
             f"expected version {expected_version}, but the latest is {row['latest_version']}",
             next_step="get the latest version, merge your change, and send it with that version",
             latest_id=row["latest_id"], latest_version=row["latest_version"])
+
+
+MAX_BATCH_IDS = 1000  # ids one batched read takes (GraphQL's loaders send at most this many)
+
+
+def _checked_ids(doc_ids: list[str]) -> list[str]:
+    if len(doc_ids) > MAX_BATCH_IDS:
+        raise InvalidInput(f"at most {MAX_BATCH_IDS} ids in one read", field="ids", max=MAX_BATCH_IDS)
+    return list(dict.fromkeys(check_id(doc_id) for doc_id in doc_ids))
+
+
+def _facts_of(tx: Tx, doc_ids: list[str], limit: int, namespaces: list[str]) -> dict[str, list[FactInfo]]:
+    if not limit or not doc_ids:
+        return {}
+    facts: dict[str, list[FactInfo]] = {}
+    for row in tx.run("documents_facts", ids=doc_ids, limit=limit, namespaces=namespaces):
+        facts.setdefault(row["memory_id"], []).append(FactInfo.model_validate(row))
+    return {doc_id: sorted(group, key=lambda f: f.position) for doc_id, group in facts.items()}

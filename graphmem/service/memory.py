@@ -55,6 +55,7 @@ from graphmem.results import (
     EntityPage,
     ExportResult,
     FactHit,
+    FactInfo,
     ForgetResult,
     Handoff,
     HandoffPage,
@@ -131,6 +132,14 @@ class MemoryService:
 
     def get_document(self, ctx: CallerContext, doc_id: str) -> Document:
         return self._documents.get(ctx, doc_id)
+
+    def get_documents(self, ctx: CallerContext, doc_ids: list[str]) -> dict[str, Document]:
+        """Versions by id in one read (for batching front ends); unreadable ids are absent."""
+        return self._documents.many(ctx, doc_ids)
+
+    def facts_of_documents(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
+        """The first ``limit`` facts of each memory in one read (for batching front ends)."""
+        return self._documents.facts_of(ctx, doc_ids, limit)
 
     def get_memory(self, ctx: CallerContext, doc_id: str,
                    options: MemoryDetailOptions = MemoryDetailOptions()) -> MemoryDetail:

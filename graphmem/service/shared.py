@@ -48,11 +48,18 @@ class Core:
 
 
 def fetch_document(tx: Tx, doc_id: str, namespaces: list[str]) -> Document:
-    row = tx.single("document_get", id=doc_id, namespaces=namespaces)
-    if row is None:
+    found = fetch_documents(tx, [doc_id], namespaces)
+    if doc_id not in found:
         raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
-    return Document.model_validate({**row["document"], "content": row["content"],
-                                    "parent_memory_id": row["parent_memory_id"], "latest_id": row["latest_id"]})
+    return found[doc_id]
+
+
+def fetch_documents(tx: Tx, doc_ids: list[str], namespaces: list[str]) -> dict[str, Document]:
+    """The versions among ``doc_ids`` that exist in ``namespaces``, by id."""
+    rows = tx.run("documents_get", ids=doc_ids, namespaces=namespaces)
+    return {row["document"]["id"]: Document.model_validate({
+        **row["document"], "content": row["content"], "parent_memory_id": row["parent_memory_id"],
+        "latest_id": row["latest_id"]}) for row in rows}
 
 
 def reused_request(request_id: str | None) -> Conflict:
