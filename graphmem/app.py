@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 
 from graphmem import __version__
 from graphmem.config import Settings
+from graphmem.graphql.router import graphql_router
 from graphmem.http import credentials, docs, errors, graph, memories, work
 from graphmem.http.errors import BodyLimit
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
@@ -53,6 +54,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     errors.install(app)
     for router in (memories.router, graph.router, work.router, credentials.router):
         app.include_router(router)
+    app.include_router(graphql_router(chosen), include_in_schema=False)
     docs.install(app)
 
     @app.get("/health", include_in_schema=False)

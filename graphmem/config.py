@@ -106,6 +106,10 @@ class Settings(BaseSettings):
         default_factory=lambda: [Toolset.memory, Toolset.handoffs, Toolset.conversation, Toolset.graph], min_length=1)
     body_max_bytes: int = Field(2 * 1024 * 1024, ge=1024, description="request body cap")
     jobs_body_max_bytes: int = Field(10 * 1024 * 1024, ge=1024, description="request body cap of POST /v1/jobs")
+    # GraphQL operation limits (graphmem/graphql/schema.py), each answered with a BAD_INPUT error
+    graphql_max_depth: int = Field(10, ge=2, le=50, description="nesting depth of a GraphQL operation")
+    graphql_max_aliases: int = Field(30, ge=1, le=1000, description="aliases in a GraphQL operation")
+    graphql_max_tokens: int = Field(2000, ge=100, le=100_000, description="tokens in a GraphQL operation")
 
     # Identity: namespaces, credentials' rate limits (per credential, per window; 0 = off).
     default_namespace: str = Field("default", pattern=r"^[A-Za-z0-9.:-][A-Za-z0-9._:-]{0,63}$")

@@ -65,7 +65,11 @@ def test_installed_wheel_serves_the_offline_docs_assets(wheel_venv: tuple[Path, 
     wheel, venv = wheel_venv
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"graphmem/web/vendor/swagger-ui/swagger-ui-bundle.js", "graphmem/web/vendor/redoc/redoc.standalone.js",
-            "graphmem/web/vendor/swagger-ui/LICENSE", "graphmem/web/vendor/redoc/LICENSE"} <= names
+            "graphmem/web/vendor/swagger-ui/LICENSE", "graphmem/web/vendor/redoc/LICENSE",
+            "graphmem/web/vendor/graphiql/graphiql.min.js", "graphmem/web/vendor/graphiql/graphiql.min.css",
+            "graphmem/web/vendor/graphiql/LICENSE", "graphmem/web/vendor/react/react.production.min.js",
+            "graphmem/web/vendor/react/react-dom.production.min.js", "graphmem/web/vendor/react/LICENSE",
+            "graphmem/web/static/graphiql.html", "graphmem/graphql/schema.py"} <= names
     shown = subprocess.run([str(venv / "bin" / "python"), "-c",
                             "from graphmem.web import VENDOR_DIR; print((VENDOR_DIR / 'swagger-ui' / "
                             "'swagger-ui-bundle.js').stat().st_size)"], cwd=tmp_path, check=True,

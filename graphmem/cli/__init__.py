@@ -39,6 +39,14 @@ def cypher_statements(
     typer.echo(json.dumps(out, indent=1))
 
 
+@app.command("graphql-schema")
+def graphql_schema() -> None:
+    """Print the GraphQL schema (SDL); the repository's schema.graphql is this output."""
+    from graphmem.graphql.schema import schema
+
+    typer.echo(schema.as_str())
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,88 @@
+"""Who is calling: the token (``Authorization: Bearer`` or ``X-API-Key``) checked by the identity module
+before any GraphQL runs (a missing or bad one is HTTP 401 from the app's error handler), the rate limit
+charged once per operation (``Charged``: a mutation is a write, anything else a read), and the namespace an
+operation names turned into the service's caller context. The explorer page itself is public."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+from graphql import ExecutionResult, GraphQLError
+from strawberry.extensions import SchemaExtension
+from strawberry.fastapi import BaseContext
+from strawberry.types import Info as StrawberryInfo
+from strawberry.types.graphql import OperationType
+
+from graphmem.errors import RateLimited, Unauthenticated
+from graphmem.graphql.loaders import Loaders
+from graphmem.http.access import runtime_of, token_of
+from graphmem.identity import Charge, Credential
+from graphmem.model import CallerContext
+from graphmem.runtime import Runtime
+from graphmem.service.memory import MemoryService
+
+T = TypeVar("T")
+
+
+class GraphContext(BaseContext):
+    """One request's caller, its loaders, and the way into the service."""
+
+    def __init__(self, runtime: Runtime, credential: Credential | None) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self._credential = credential
+        self.loaders = Loaders(self)
+
+    @property
+    def credential(self) -> Credential:
+        if self._credential is None:  # only the explorer page is served without one
+            raise Unauthenticated("send a token: Authorization: Bearer <token>")
+        return self._credential
+
+    @property
+    def service(self) -> MemoryService:
+        return self.runtime.service
+
+    def scope(self, namespace: str | None) -> tuple[CallerContext, str]:
+        """The caller's context, and the namespace the operation addresses (the HTTP API's rules)."""
+        return self.runtime.identity.context(self.credential, namespace)
+
+    async def call(self, work: Callable[..., T], *args: Any) -> T:
+        """Service calls block (the driver is synchronous): they run in the thread pool."""
+        return await run_in_threadpool(work, *args)
+
+
+Info = StrawberryInfo[GraphContext, None]
+
+
+async def graph_context(request: Request) -> GraphContext:
+    """FastAPI dependency of ``/graphql``: authenticates every request that runs GraphQL. The explorer page
+    (a GET without a query) and WebSocket upgrades (whose token comes in ``connection_init``) pass."""
+    runtime = runtime_of(request)
+    if request.scope["type"] == "websocket" or (request.method == "GET" and "query" not in request.query_params):
+        return GraphContext(runtime, None)
+    token = token_of(request)
+    if runtime.identity.served_from_memory(token):
+        return GraphContext(runtime, runtime.identity.authenticate(token))
+    return GraphContext(runtime, await run_in_threadpool(runtime.identity.authenticate, token))
+
+
+class Charged(SchemaExtension):
+    """Charges the credential's rate limit once per operation, before it runs; over the limit, the
+    operation does not run and answers RATE_LIMITED (the router makes that HTTP 429)."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if isinstance(context, GraphContext):
+            kind = Charge.write if self.execution_context.operation_type is OperationType.MUTATION else Charge.read
+            try:
+                context.runtime.identity.charge(context.credential, kind)
+            except RateLimited as exc:
+                if context.response is not None:
+                    context.response.status_code = exc.http_status
+                    context.response.headers["Retry-After"] = str(exc.details["retry_after"])
+                self.execution_context.result = ExecutionResult(None, [GraphQLError(exc.message, original_error=exc)])
+        yield

@@ -1,0 +1,68 @@
+"""Errors as GraphQL answers them: a message for people and ``extensions.code`` (BAD_INPUT, UNAUTHENTICATED,
+FORBIDDEN, NOT_FOUND, CONFLICT with ``nextStep``, RATE_LIMITED with ``retryAfter``, UNAVAILABLE, INTERNAL),
+never a stack trace. A query the schema rejects (unknown field, wrong type, over a limit) is BAD_INPUT; an
+unexpected error is logged with a reference the answer carries."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import GraphQLError
+from pydantic import ValidationError
+from strawberry.extensions import SchemaExtension
+
+from graphmem.errors import GraphmemError, RateLimited
+from graphmem.model.fields import invalid_input
+
+log = logging.getLogger(__name__)
+
+CODES = {"invalid_input": "BAD_INPUT", "unauthenticated": "UNAUTHENTICATED", "forbidden": "FORBIDDEN",
+         "not_found": "NOT_FOUND", "conflict": "CONFLICT", "rate_limited": "RATE_LIMITED",
+         "unavailable": "UNAVAILABLE", "engine_error": "UNAVAILABLE"}
+DETAILS = {"next_step": "nextStep", "retry_after": "retryAfter", "field": "field"}
+
+
+def coded(error: GraphQLError) -> GraphQLError:
+    """``error`` with the message and extensions a client sees."""
+    original = error.original_error
+    if isinstance(original, ValidationError):
+        original = invalid_input(original)
+    if original is None:  # the query itself: syntax, unknown names, wrong types, a limit
+        return _with(error, error.message, {"code": "BAD_INPUT"})
+    if isinstance(original, GraphmemError):
+        extensions: dict[str, Any] = {"code": CODES.get(original.code, "INTERNAL")}
+        extensions.update({DETAILS[k]: v for k, v in original.details.items() if k in DETAILS})
+        return _with(error, original.message, extensions)
+    if isinstance(original, GraphQLError):  # a scalar's parse error, raised as GraphQL's own
+        return _with(error, original.message, {"code": "BAD_INPUT"})
+    ref = uuid.uuid4().hex[:12]
+    log.error("unexpected error in a GraphQL resolver (ref %s): %s", ref, type(original).__name__,
+              exc_info=original)
+    return _with(error, "an unexpected error; the server's log has the details", {"code": "INTERNAL", "ref": ref})
+
+
+def rate_limited(errors: list[GraphQLError]) -> RateLimited | None:
+    """The rate-limit error among ``errors``, if any (the router answers it with HTTP 429)."""
+    for error in errors:
+        if isinstance(error.original_error, RateLimited):
+            return error.original_error
+    return None
+
+
+def _with(error: GraphQLError, message: str, extensions: dict[str, Any]) -> GraphQLError:
+    return GraphQLError(message, nodes=error.nodes, source=error.source, positions=error.positions,
+                        path=error.path, original_error=error.original_error, extensions=extensions)
+
+
+class ErrorCodes(SchemaExtension):
+    """Rewrites every error of an operation's result into its coded form."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        errors = getattr(result, "errors", None)
+        if result is not None and errors:
+            result.errors = [coded(e) for e in errors]

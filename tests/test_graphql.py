@@ -1,0 +1,237 @@
+"""The GraphQL API through the app: queries and mutations (happy path and bad input), the relationship fields
+batched by DataLoaders (counted in statements), errors with extensions.code, auth before GraphQL, the rate
+limit per operation, the operation limits, and the committed schema.graphql."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem.app import create_app
+from graphmem.graphql.schema import schema
+from graphmem.identity import Identity, NewCredential, RateLimits, Scope
+from graphmem.runtime import Runtime
+from graphmem.store.driver import Tx
+
+Headers = dict[str, str]
+ROOT = Path(__file__).resolve().parent.parent
+
+MEMORY_FIELDS = "id namespace version isLatest content recordedAt parentMemoryId"
+
+
+@pytest.fixture(scope="module")
+def client(runtime: Runtime) -> Iterator[TestClient]:
+    with TestClient(create_app(runtime=runtime)) as test_client:
+        yield test_client
+
+
+def token(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> Headers:
+    _, value = runtime.identity.create(NewCredential(name=f"g-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
+                                                     namespaces=namespaces))
+    return {"Authorization": f"Bearer {value}"}
+
+
+@pytest.fixture
+def auth(runtime: Runtime, ns: str) -> Headers:
+    return token(runtime, [ns])
+
+
+def gql(client: TestClient, headers: Headers, query: str, status: int = 200, **variables: Any) -> dict[str, Any]:
+    response = client.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def data(client: TestClient, headers: Headers, query: str, **variables: Any) -> dict[str, Any]:
+    body = gql(client, headers, query, **variables)
+    assert "errors" not in body, body["errors"]
+    result: dict[str, Any] = body["data"]
+    return result
+
+
+def error_code(body: dict[str, Any]) -> str:
+    code: str = body["errors"][0]["extensions"]["code"]
+    return code
+
+
+REMEMBER = f"""mutation($content: String!, $requestId: String, $path: String) {{
+  remember(content: $content, requestId: $requestId, path: $path) {{ {MEMORY_FIELDS} path }} }}"""
+
+
+def test_remember_read_search_recall_forget_restore(client: TestClient, auth: Headers, ns: str) -> None:
+    falcon = {"content": "Priya Raman leads Project Falcon in Lisbon.", "requestId": "gq-request-1",
+              "path": "projects/falcon"}
+    made = data(client, auth, REMEMBER, **falcon)["remember"]
+    assert made["version"] == 1 and made["namespace"] == ns and made["path"] == "projects/falcon"
+    assert made["recordedAt"].endswith("+00:00")  # ISO 8601, UTC
+    again = data(client, auth, REMEMBER, **falcon)["remember"]
+    assert again["id"] == made["id"]  # a retry returns the first result
+    memory = data(client, auth, """query($id: ID!) { memory(id: $id) {
+        content facts { text start end memoryId memory { id } } } }""", id=made["id"])["memory"]
+    assert memory["content"].startswith("Priya") and memory["facts"][0]["memory"]["id"] == made["id"]
+    fact = memory["facts"][0]
+    assert memory["content"][fact["start"]:fact["end"]] == fact["text"]
+
+    hits = data(client, auth, """{ search(query: "Who leads Falcon?", explain: true) {
+        edges { cursor score similarity signals { signal rank } evidence { text } node {
+          ... on Memory { id title } } } } }""")["search"]["edges"]
+    assert hits[0]["node"]["id"] == made["id"] and hits[0]["cursor"] == "1" and hits[0]["signals"]
+    assert hits[0]["evidence"][0]["text"].startswith("Priya")
+    facts = data(client, auth, """{ search(query: "Falcon", target: FACTS) {
+        edges { node { ... on Fact { text memoryId entities { name } } } } } }""")["search"]["edges"]
+    assert facts[0]["node"]["memoryId"] == made["id"]
+    assert "Priya Raman" in {e["name"] for e in facts[0]["node"]["entities"]}
+
+    recalled = data(client, auth, """{ recall(query: "Who leads Project Falcon?", maxTokens: 200) {
+        answerStatus contextText tokensUsed items { text } } }""")["recall"]
+    assert recalled["tokensUsed"] <= 200 and "Priya" in recalled["contextText"] and recalled["items"]
+
+    forgotten = data(client, auth, """mutation($id: ID!) { forgetMemory(id: $id) { mode memories facts } }""",
+                     id=made["id"])["forgetMemory"]
+    assert forgotten == {"mode": "soft", "memories": 1, "facts": 1}
+    assert data(client, auth, '{ search(query: "Falcon") { edges { score } } }')["search"]["edges"] == []
+    restored = data(client, auth, """mutation($id: ID!) { restoreMemory(id: $id) { id isForgotten } }""",
+                    id=made["id"])["restoreMemory"]
+    assert restored == {"id": made["id"], "isForgotten": False}
+
+
+def test_me_names_the_credential(client: TestClient, auth: Headers, ns: str) -> None:
+    me = data(client, auth, "{ me { name scopes namespaces allNamespaces admin } }")["me"]
+    assert me["name"].startswith("g-") and me["scopes"] == ["read", "write"] and me["namespaces"] == [ns]
+    assert me["allNamespaces"] is False and me["admin"] is False
+
+
+def test_previous_version_through_the_loader(client: TestClient, auth: Headers, runtime: Runtime, ns: str) -> None:
+    first = data(client, auth, REMEMBER, content="Jonas works in Berlin.")["remember"]
+    ctx, _ = runtime.identity.context(runtime.identity.authenticate(auth["Authorization"][7:]), ns)
+    from graphmem.model import UpdateInput
+
+    second = runtime.service.update_document(ctx, first["id"], UpdateInput(content="Jonas works in Osaka."))
+    got = data(client, auth, """query($id: ID!) { memory(id: $id) { version parentMemoryId
+        previousVersion { id version content previousVersion { id } } } }""", id=second.id)["memory"]
+    assert got["version"] == 2 and got["parentMemoryId"] == first["id"]
+    assert got["previousVersion"] == {"id": first["id"], "version": 1, "content": "Jonas works in Berlin.",
+                                      "previousVersion": None}
+
+
+def test_nested_fields_are_batched_not_one_statement_per_item(client: TestClient, auth: Headers,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statements a search with each hit's facts and each fact's memory sends do not grow with the
+    number of hits: one batched read per relationship level."""
+    for number in range(12):
+        data(client, auth, REMEMBER, content=f"Batch note {number}: the kiln in studio {number} runs hot.")
+    sent: list[str] = []
+    original = Tx.run
+
+    def counted(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        sent.append(name)
+        return original(self, name, **params)
+
+    monkeypatch.setattr(Tx, "run", counted)
+    query = """query($first: Int!) { search(query: "kiln studio", first: $first) { edges { node {
+        ... on Memory { id facts { id memory { id previousVersion { id } } } } } } } }"""
+
+    def statements(first: int) -> tuple[int, int, int]:
+        sent.clear()
+        edges = data(client, auth, query, first=first)["search"]["edges"]
+        return len(edges), sent.count("documents_facts"), sent.count("documents_get")
+
+    small, large = statements(2), statements(12)
+    assert small[0] == 2 and large[0] == 12
+    # facts once; memories once (a fact's memory is a hit already loaded: the loader's cache answers it)
+    assert small[1:] == large[1:] == (1, 1)
+
+
+def test_errors_carry_codes_and_no_stack_trace(client: TestClient, auth: Headers, runtime: Runtime) -> None:
+    missing = gql(client, auth, '{ memory(id: "no-such-id") { id } }')
+    assert error_code(missing) == "NOT_FOUND" and "no-such-id" in missing["errors"][0]["message"]
+    bad_id = gql(client, auth, '{ memory(id: "bad id!") { id } }')
+    assert error_code(bad_id) == "BAD_INPUT"
+    too_many = gql(client, auth, '{ search(query: "x", first: 101) { edges { score } } }')
+    assert error_code(too_many) == "BAD_INPUT" and "limit" in too_many["errors"][0]["message"]
+    empty = gql(client, auth, 'mutation { remember(content: "") { id } }')
+    assert error_code(empty) == "BAD_INPUT"
+    unknown = gql(client, auth, "{ nothingHere }")
+    assert error_code(unknown) == "BAD_INPUT"
+    other = gql(client, auth, '{ search(query: "x", namespace: "someone-else") { edges { score } } }')
+    assert error_code(other) == "NOT_FOUND"  # a namespace the caller cannot read is invisible, as in /v1
+    reader = token(runtime, ["gq-read-" + uuid.uuid4().hex[:6]], scopes=(Scope.read,))
+    refused = gql(client, reader, 'mutation { remember(content: "Nope.") { id } }')
+    assert error_code(refused) == "FORBIDDEN"
+    for body in (missing, bad_id, too_many, empty, unknown, other, refused):
+        assert "Traceback" not in str(body) and "File \"" not in str(body)
+
+
+def test_a_memory_of_another_namespace_is_not_found(client: TestClient, auth: Headers, runtime: Runtime) -> None:
+    other_ns = f"gq-other-{uuid.uuid4().hex[:6]}"
+    theirs = data(client, token(runtime, [other_ns]), REMEMBER, content="Secret plan for Atlas.")["remember"]
+    found = gql(client, auth, "query($id: ID!) { memory(id: $id) { content } }", id=theirs["id"])
+    assert error_code(found) == "NOT_FOUND"
+    hits = data(client, auth, '{ search(query: "Secret plan Atlas") { edges { score } } }')["search"]["edges"]
+    assert hits == []
+
+
+def test_a_missing_or_bad_token_is_401_before_graphql(client: TestClient) -> None:
+    for headers in ({}, {"Authorization": "Bearer gm_not-a-token"}):
+        response = client.post("/graphql", json={"query": "{ me { name } }"}, headers=headers)
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+        assert response.json()["error"]["code"] == "unauthenticated"
+    assert client.get("/graphql", params={"query": "{ me { name } }"}).status_code == 401
+
+
+def test_the_explorer_page_is_public_and_works_offline(client: TestClient) -> None:
+    page = client.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200 and "GraphiQL" in page.text and "Authorization" in page.text
+    assert "http://" not in page.text and "https://" not in page.text  # no outside host: every asset is ours
+    assets = re.findall(r'(?:src|href)="(/static/vendor/[^"]+)"', page.text)
+    assert len(assets) == 4
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
+
+
+def test_queries_over_get(client: TestClient, auth: Headers) -> None:
+    response = client.get("/graphql", params={"query": "{ me { namespaces } }"}, headers=auth)
+    assert response.status_code == 200 and response.json()["data"]["me"]["namespaces"]
+
+
+def test_operation_limits(client: TestClient, auth: Headers, runtime: Runtime) -> None:
+    settings = runtime.settings
+    deep = "{ memory(id: \"x\") { " + "previousVersion { " * settings.graphql_max_depth + "id" + " }" * (
+        settings.graphql_max_depth + 1) + " }"
+    body = gql(client, auth, deep)
+    assert error_code(body) == "BAD_INPUT" and "depth" in body["errors"][0]["message"]
+    aliases = "{ " + " ".join(f"a{i}: me {{ name }}" for i in range(settings.graphql_max_aliases + 1)) + " }"
+    body = gql(client, auth, aliases)
+    assert error_code(body) == "BAD_INPUT" and "aliases" in body["errors"][0]["message"]
+    tokens = "{ " + " ".join("me { name }" for _ in range(settings.graphql_max_tokens // 3)) + " }"
+    body = gql(client, auth, tokens)
+    assert error_code(body) == "BAD_INPUT" and "token" in body["errors"][0]["message"].lower()
+
+
+def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runtime, ns: str) -> None:
+    limited = Identity(runtime.identity.credentials, RateLimits(reads=3, writes=1, window_s=60,
+                                                                storage_uri="memory://"), "default")
+    app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
+    _, value = limited.create(NewCredential(name="busy-gql", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    headers = {"Authorization": f"Bearer {value}"}
+    with TestClient(app) as client:
+        assert "errors" not in gql(client, headers, 'mutation { remember(content: "One write.") { id } }')
+        refused = gql(client, headers, 'mutation { remember(content: "Two writes.") { id } }', status=429)
+        assert error_code(refused) == "RATE_LIMITED" and refused["errors"][0]["extensions"]["retryAfter"] >= 1
+        # one operation with three fields (and nested loaders) is one read
+        for _ in range(3):
+            assert "errors" not in gql(client, headers, "{ a: me { name } b: me { name } c: me { name } }")
+        assert error_code(gql(client, headers, "{ me { name } }", status=429)) == "RATE_LIMITED"
+
+
+def test_the_committed_schema_is_the_code_schema() -> None:
+    committed = (ROOT / "schema.graphql").read_text()
+    assert committed == schema.as_str() + "\n", (
+        "schema.graphql differs from the code's schema: run `.venv/bin/graphmem graphql-schema > schema.graphql`")
