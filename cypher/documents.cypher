@@ -163,14 +163,15 @@ RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_m
 
 // name: documents_count
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
 RETURN count(d) AS total
 
-// Newest first by (recorded_at, id); a page starts after the previous page's last row ($after_*, null on
-// the first page) or at an offset ($skip), and reads one row more than it returns (is there a next page?).
+// A page of memories in one order each (DocumentSort): a page starts after the previous page's last row
+// ($after_*, null on the first page) or at an offset ($skip), and reads one row more than it returns (is
+// there a next page?).
 // name: documents_page
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }}
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
   AND ($after_id IS NULL OR d.recorded_at < $after_recorded_at
        OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
 WITH d
@@ -181,15 +182,48 @@ OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
 RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_memory_id
 ORDER BY d.recorded_at DESC, d.id ASC
 
-// name: chain_history
-MATCH (start:Document {id: $id})
+// name: documents_page_oldest
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+  AND ($after_id IS NULL OR d.recorded_at > $after_recorded_at
+       OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
+WITH d
+ORDER BY d.recorded_at ASC, d.id ASC
+SKIP $skip
+LIMIT $limit
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_memory_id
+ORDER BY d.recorded_at ASC, d.id ASC
+
+// Untitled memories sort as the empty title, first.
+// name: documents_page_by_title
+MATCH (d:Document)
+WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+  AND ($after_id IS NULL OR coalesce(d.title, '') > $after_title
+       OR (coalesce(d.title, '') = $after_title AND d.id > $after_id))
+WITH d, coalesce(d.title, '') AS title
+ORDER BY title ASC, d.id ASC
+SKIP $skip
+LIMIT $limit
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ document_fields }} AS document, left(d.content, $preview_chars) AS preview, p.id AS parent_memory_id
+ORDER BY coalesce(d.title, '') ASC, d.id ASC
+
+// The versions of each memory's chain, newest first, up to $limit each (one memory for a read, a batch for
+// GraphQL's loaders); a later page starts below $after_version.
+// name: chains_history
+UNWIND $ids AS start_id
+MATCH (start:Document {id: start_id})
 WHERE start.namespace IN $namespaces
 MATCH (d:Document {chain_id: start.chain_id})
 WHERE d.namespace = start.namespace AND ($after_version IS NULL OR d.version < $after_version)
 OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
-RETURN {{ document_fields }} AS document, p.id AS parent_memory_id
+WITH start, d, p
 ORDER BY d.version DESC
-LIMIT $limit
+WITH start, collect({version: d, parent: p.id})[..$limit] AS versions
+UNWIND versions AS v
+WITH start, v.version AS d, v.parent AS parent_memory_id
+RETURN start.id AS start_id, {{ document_fields }} AS document, parent_memory_id
 
 // Receipts make a retried forget return its first result, even after a hard delete left no node.
 // name: receipts_for_request

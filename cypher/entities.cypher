@@ -1,8 +1,10 @@
 // One entity, its facts and its neighbours; and the steps of a path search between entities. An entity is
 // visible while a fact of the view mentions it; a triple while the fact it was read from is in the view.
 
-// name: entity_by_id
-MATCH (e:Entity {id: $id})
+// Entities by id (one for a read, a batch for GraphQL's loaders).
+// name: entities_get
+UNWIND $ids AS entity_id
+MATCH (e:Entity {id: entity_id})
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type
@@ -13,24 +15,31 @@ WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type
 
-// Newest first; one more than asked, to say whether the list was cut.
-// name: entity_facts
-MATCH (e:Entity {id: $id})<-[:MENTIONS]-(f:Fact)
+// Newest first, up to $limit per entity (one entity for a read, a batch for GraphQL's loaders; a read asks
+// for one more than it shows, to say whether the list was cut).
+// name: entities_facts
+UNWIND $ids AS entity_id
+MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
 WHERE e.namespace = $namespace AND f.namespace = e.namespace AND {{ in_view(f) }}
-WITH f
+WITH e, f
 ORDER BY f.recorded_at DESC, f.id
-LIMIT $limit
+WITH e, collect(f)[..$limit] AS facts
+UNWIND facts AS f
 MATCH (f)<-[:CONTAINS]-(d:Document)
-RETURN f.id AS fact_id, f.text AS text, d.id AS document_id, d.title AS title, f.recorded_at AS recorded_at
-ORDER BY recorded_at DESC, fact_id
+RETURN e.id AS entity_id, f.id AS fact_id, f.text AS text, d.id AS document_id, d.title AS title,
+       f.recorded_at AS recorded_at
+ORDER BY entity_id, recorded_at DESC, fact_id
 
 // name: entity_fact_count
 MATCH (e:Entity {id: $id})
 WHERE e.namespace = $namespace
 RETURN COUNT { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace AND {{ in_view(f) }} } AS total
 
-// name: entity_neighbours
-MATCH (e:Entity {id: $id})
+// The triples of each entity, either direction, up to $limit per entity in name order (one entity for a
+// read, a batch for GraphQL's loaders).
+// name: entities_neighbours
+UNWIND $ids AS entity_id
+MATCH (e:Entity {id: entity_id})
 WHERE e.namespace = $namespace
 CALL (e) {
   MATCH (e)-[r:RELATES]->(o:Entity)
@@ -43,10 +52,13 @@ CALL (e) {
     AND {{ triple_in_view(r) }}
   RETURN o, r, false AS outgoing
 }
-RETURN o.id AS id, o.name AS name, o.type AS type, r.predicate AS predicate, r.negated AS negated, outgoing,
-       r.fact_id AS fact_id
-ORDER BY name, id, predicate, fact_id
-LIMIT $limit
+WITH e, o, r, outgoing
+ORDER BY o.name, o.id, r.predicate, r.fact_id
+WITH e, collect({id: o.id, name: o.name, type: o.type, predicate: r.predicate, negated: r.negated,
+                 outgoing: outgoing, fact_id: r.fact_id})[..$limit] AS neighbours
+UNWIND neighbours AS n
+RETURN e.id AS entity_id, n.id AS id, n.name AS name, n.type AS type, n.predicate AS predicate,
+       n.negated AS negated, n.outgoing AS outgoing, n.fact_id AS fact_id
 
 // One level of a breadth-first path search: for each entity of the frontier, at most $fanout neighbours
 // through triples (either direction) and at most $fanout through facts that mention both, in the view.
@@ -98,3 +110,32 @@ WHERE e.namespace = $namespace
 RETURN e.id AS id, e.name AS name, e.type AS type
 ORDER BY score DESC, id
 LIMIT 1
+
+// A page of the entities a fact of the view mentions, in one order each (EntitySort); unnamed entities sort
+// as the empty name. Starts after the previous page's last row; one row more than it returns.
+// name: entities_list_count
+MATCH (e:Entity)
+WHERE e.namespace = $namespace AND {{ entity_where(e) }} AND {{ entity_in_view(e) }}
+RETURN count(e) AS total
+
+// name: entities_page
+MATCH (e:Entity)
+WHERE e.namespace = $namespace AND {{ entity_where(e) }}
+  AND ($after_id IS NULL OR coalesce(e.name, '') > $after_name
+       OR (coalesce(e.name, '') = $after_name AND e.id > $after_id))
+  AND {{ entity_in_view(e) }}
+WITH e, coalesce(e.name, '') AS name
+ORDER BY name ASC, e.id ASC
+LIMIT $limit
+RETURN e.id AS id, e.name AS name, e.type AS type
+
+// name: entities_page_name_desc
+MATCH (e:Entity)
+WHERE e.namespace = $namespace AND {{ entity_where(e) }}
+  AND ($after_id IS NULL OR coalesce(e.name, '') < $after_name
+       OR (coalesce(e.name, '') = $after_name AND e.id > $after_id))
+  AND {{ entity_in_view(e) }}
+WITH e, coalesce(e.name, '') AS name
+ORDER BY name DESC, e.id ASC
+LIMIT $limit
+RETURN e.id AS id, e.name AS name, e.type AS type

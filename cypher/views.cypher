@@ -34,6 +34,17 @@ d {
 ($filter_path IS NULL OR _x_.path = $filter_path)
 AND ($filter_path_prefix IS NULL OR _x_.path = $filter_path_prefix OR _x_.path STARTS WITH $filter_path_below)
 
+// Conditions on a list of memories (graphmem/store/views.py document_where_params; null: no condition).
+// fragment: document_where
+($where_ids IS NULL OR _x_.id IN $where_ids)
+AND ($where_chain_id IS NULL OR _x_.chain_id = $where_chain_id)
+AND ($where_title IS NULL OR _x_.title = $where_title)
+AND ($where_title_contains IS NULL OR _x_.title CONTAINS $where_title_contains)
+AND ($where_title_starts_with IS NULL OR _x_.title STARTS WITH $where_title_starts_with)
+AND ($where_sources IS NULL OR _x_.source IN $where_sources)
+AND ($where_recorded_after IS NULL OR _x_.recorded_at > $where_recorded_after)
+AND ($where_recorded_before IS NULL OR _x_.recorded_at < $where_recorded_before)
+
 // Search filters (graphmem/store/views.py filter_params), bound to a fact: {{ fact_filters(f) }}, or to a
 // chunk (a memory-level search entry, which carries its memory's path, times and document id as facts do):
 // {{ chunk_filters(c) }}. An entity filter keeps a fact that mentions the entity, and a chunk of a memory
@@ -59,3 +70,20 @@ AND ($filter_entity_id IS NULL OR EXISTS {
 // normalises it); -1 without an embedding (a redacted fact), below every real score on both servers.
 // fragment: similarity
 CASE WHEN _x_.embedding IS NULL THEN -1.0 ELSE vector.similarity.cosine(_x_.embedding, $vector) END
+
+// Conditions on a list of facts (graphmem/store/views.py fact_where_params; null: no condition).
+// fragment: fact_where
+($where_memory_ids IS NULL OR _x_.document_id IN $where_memory_ids)
+AND ($where_entity_id IS NULL OR EXISTS { MATCH (_x_)-[:MENTIONS]->(we:Entity) WHERE we.id = $where_entity_id })
+AND ($where_text_contains IS NULL OR _x_.text CONTAINS $where_text_contains)
+AND ($where_kinds IS NULL OR _x_.kind IN $where_kinds)
+AND ($where_recorded_after IS NULL OR _x_.recorded_at > $where_recorded_after)
+AND ($where_recorded_before IS NULL OR _x_.recorded_at < $where_recorded_before)
+
+// Conditions on a list of entities (graphmem/store/views.py entity_where_params; null: no condition).
+// fragment: entity_where
+($where_ids IS NULL OR _x_.id IN $where_ids)
+AND ($where_name IS NULL OR _x_.name = $where_name)
+AND ($where_name_contains IS NULL OR _x_.name CONTAINS $where_name_contains)
+AND ($where_name_starts_with IS NULL OR _x_.name STARTS WITH $where_name_starts_with)
+AND ($where_types IS NULL OR _x_.type IN $where_types)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
+from starlette.requests import HTTPConnection
 
 from graphmem.identity import Charge, Credential, Identity
 from graphmem.model import CallerContext
@@ -19,7 +20,7 @@ def runtime_of(request: Request) -> Runtime:
     return runtime
 
 
-def token_of(request: Request) -> str | None:
+def token_of(request: HTTPConnection) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():

@@ -86,6 +86,21 @@ class FactInfo(BaseModel):
     superseded_at: int | None = None
 
 
+class FactRecord(FactInfo):
+    """A fact read by id: where it belongs too."""
+
+    memory_id: str
+    namespace: str
+
+
+class FactPage(BaseModel):
+    items: list[FactRecord]
+    total: int = Field(description="facts in the namespace, view and conditions")
+    limit: int
+    next_cursor: str | None = Field(None, description="None on the last page")
+    cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
+
+
 class MemoryDetail(BaseModel):
     """A memory version with its facts (in order) and the entities they mention, each list bounded."""
 
@@ -105,6 +120,7 @@ class DocumentPage(BaseModel):
     total: int = Field(description="memories in the namespace and view")
     limit: int
     next_cursor: str | None = Field(None, description="None on the last page")
+    cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
 
 
 class HistoryPage(BaseModel):

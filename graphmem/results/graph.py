@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from graphmem.results.documents import EntityRef
+
 # ---- the evidence-graph export ------------------------------------------------------------------------
 
 NodeKind = Literal["document", "fact", "entity", "unavailable"]
@@ -98,6 +100,14 @@ class Neighbour(BaseModel):
     negated: bool
     outgoing: bool
     fact_id: str
+
+
+class EntityList(BaseModel):
+    items: list[EntityRef]
+    total: int = Field(description="entities in the namespace, view and conditions")
+    limit: int
+    next_cursor: str | None = Field(None, description="None on the last page")
+    cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
 
 
 class EntityDetail(BaseModel):

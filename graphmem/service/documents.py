@@ -12,22 +12,23 @@ Writes: ``update`` is a new version (compare-and-swap with ``expected_version``,
 
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Any
 
 from pydantic import BaseModel
 
 from graphmem import records
-from graphmem.cursors import digest, mismatch
-from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.cursors import mismatch
+from graphmem.errors import Conflict, NotFound
 from graphmem.ingest.write import write_documents
 from graphmem.model import (
     CallerContext,
     DocumentListOptions,
+    DocumentSort,
     HistoryOptions,
     MemoryDetailOptions,
     UpdateInput,
-    View,
     check_id,
     checked,
 )
@@ -44,19 +45,24 @@ from graphmem.results import (
     NamespaceCounts,
 )
 from graphmem.service.access import readable
-from graphmem.service.shared import Core, check_same_request, fetch_document, fetch_documents, lock_chain
+from graphmem.service.paging import walk
+from graphmem.service.shared import (
+    Core,
+    check_same_request,
+    checked_count,
+    checked_ids,
+    fetch_document,
+    fetch_documents,
+    lock_chain,
+)
 from graphmem.store.driver import Tx
-from graphmem.store.views import path_params, view_params
+from graphmem.store.views import path_params, view_params, where_params
 
 PREVIEW_CHARS = 280
 
 
-class _ListCursor(BaseModel):
-    ns: str
-    view: str  # digest of the view as requested
-    as_of: int  # the pinned time of the walk
-    recorded_at: int
-    id: str
+PAGE_STATEMENTS = {DocumentSort.newest: "documents_page", DocumentSort.oldest: "documents_page_oldest",
+                   DocumentSort.by_title: "documents_page_by_title"}
 
 
 class _HistoryCursor(BaseModel):
@@ -92,43 +98,38 @@ class Documents:
     def many(self, ctx: CallerContext, doc_ids: list[str]) -> dict[str, Document]:
         """Versions by id, in one statement; ids the caller cannot read are simply absent (GraphQL's loaders
         answer them as not found)."""
-        checked_ids = _checked_ids(doc_ids)
-        return self.core.store.read(lambda tx: fetch_documents(tx, checked_ids, ctx.readable))
+        ids = checked_ids(doc_ids)
+        return self.core.store.read(lambda tx: fetch_documents(tx, ids, ctx.readable))
 
     def facts_of(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
         """The first ``limit`` facts of each memory, in order, in one statement."""
-        checked_ids = _checked_ids(doc_ids)
-        first = checked(MemoryDetailOptions(facts=limit), self.core.limits).facts
-        return self.core.store.read(lambda tx: _facts_of(tx, checked_ids, first, ctx.readable))
+        ids, first = checked_ids(doc_ids), checked_count(limit)
+        return self.core.store.read(lambda tx: _facts_of(tx, ids, first, ctx.readable))
 
     def list(self, ctx: CallerContext, namespace: str, options: DocumentListOptions) -> DocumentPage:
-        """Newest first (recorded time, then id), with the total of the view."""
+        """A page in ``options.sort`` order (newest first by default), with the total of the view and
+        conditions."""
         ns = readable(ctx, namespace)
         options = checked(options, self.core.limits)
-        view_digest = digest({"view": options.view.model_dump(), "path": options.path})
-        after: _ListCursor | None = None
-        if options.cursor is not None:
-            after = self.core.cursors.open("documents", options.cursor, _ListCursor)
-            if after.ns != ns or after.view != view_digest:
-                raise mismatch()
-        as_of = after.as_of if after else options.view.as_of if options.view.as_of is not None else self.core.clock()
-        params = {"namespace": ns, **path_params(options.path),
-                  **view_params(View(as_of=as_of, include_forgotten=options.view.include_forgotten,
-                                     include_superseded=options.view.include_superseded))}
+        page_walk = walk(self.core.cursors, "documents", ns, options.view,
+                         {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
+                         options.cursor, self.core.clock())
+        params = {"namespace": ns, **path_params(options.path), **where_params(options.where),
+                  **view_params(page_walk.view)}
 
         def read(tx: Tx) -> DocumentPage:
             total_row = tx.single("documents_count", **params)
-            rows = tx.run("documents_page", skip=options.offset, limit=options.limit + 1, preview_chars=PREVIEW_CHARS,
-                          after_recorded_at=after.recorded_at if after else None,
-                          after_id=after.id if after else None, **params)
+            rows = tx.run(PAGE_STATEMENTS[options.sort], skip=options.offset, limit=options.limit + 1,
+                          preview_chars=PREVIEW_CHARS, **page_walk.after_params(("recorded_at", "title", "id")),
+                          **params)
             items = [DocumentSummary.model_validate({**r["document"], "preview": r["preview"],
                                                      "parent_memory_id": r["parent_memory_id"]})
                      for r in rows[:options.limit]]
-            next_cursor = self.core.cursors.seal("documents", _ListCursor(
-                ns=ns, view=view_digest, as_of=as_of, recorded_at=items[-1].recorded_at,
-                id=items[-1].id)) if len(rows) > options.limit else None
+            next_cursor, cursors = page_walk.cursors(self.core.cursors, [
+                {"recorded_at": i.recorded_at, "title": i.title or "", "id": i.id} for i in items],
+                len(rows) > options.limit, options.item_cursors)
             return DocumentPage(items=items, total=int(total_row["total"]) if total_row else 0, limit=options.limit,
-                                next_cursor=next_cursor)
+                                next_cursor=next_cursor, cursors=cursors)
 
         return self.core.store.read(read)
 
@@ -144,7 +145,7 @@ class Documents:
             after = state.version
 
         def read(tx: Tx) -> HistoryPage:
-            rows = tx.run("chain_history", id=checked_id, namespaces=ctx.readable, limit=options.limit + 1,
+            rows = tx.run("chains_history", ids=[checked_id], namespaces=ctx.readable, limit=options.limit + 1,
                           after_version=after)
             if not rows and after is None:
                 raise NotFound(f"no memory with id {checked_id!r}", id=checked_id)
@@ -154,6 +155,19 @@ class Documents:
                 "history", _HistoryCursor(id=checked_id, version=items[-1].version)) if more else None)
 
         return self.core.store.read(read)
+
+    def histories(self, ctx: CallerContext, doc_ids: builtins.list[str],
+                  limit: int) -> dict[str, builtins.list[DocumentInfo]]:
+        """The newest ``limit`` versions of each memory's chain, in one statement (for batching front ends)."""
+        ids, first = checked_ids(doc_ids), checked_count(limit)
+        if not first:
+            return {}
+        rows = self.core.store.read(lambda tx: tx.run("chains_history", ids=ids, namespaces=ctx.readable,
+                                                      limit=first, after_version=None))
+        found: dict[str, builtins.list[DocumentInfo]] = {}
+        for row in rows:
+            found.setdefault(row["start_id"], []).append(DocumentInfo.from_row(row))
+        return found
 
     def counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         """Documents (every version), facts, entities and triples stored in a namespace."""
@@ -222,15 +236,6 @@ def _check_updatable(row: dict[str, Any], doc_id: str, expected_version: int | N
             f"expected version {expected_version}, but the latest is {row['latest_version']}",
             next_step="get the latest version, merge your change, and send it with that version",
             latest_id=row["latest_id"], latest_version=row["latest_version"])
-
-
-MAX_BATCH_IDS = 1000  # ids one batched read takes (GraphQL's loaders send at most this many)
-
-
-def _checked_ids(doc_ids: list[str]) -> list[str]:
-    if len(doc_ids) > MAX_BATCH_IDS:
-        raise InvalidInput(f"at most {MAX_BATCH_IDS} ids in one read", field="ids", max=MAX_BATCH_IDS)
-    return list(dict.fromkeys(check_id(doc_id) for doc_id in doc_ids))
 
 
 def _facts_of(tx: Tx, doc_ids: list[str], limit: int, namespaces: list[str]) -> dict[str, list[FactInfo]]:

@@ -17,16 +17,27 @@ from typing import Any
 from graphmem.errors import NotFound
 from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.resolve import entity_key
-from graphmem.model import CallerContext, EntityLookup, PathRequest, checked
-from graphmem.results import EntityDetail, EntityFact, EntityPath, Neighbour, PathResult, PathStep
+from graphmem.model import CallerContext, EntityListOptions, EntityLookup, EntitySort, PathRequest, View, checked
+from graphmem.results import (
+    EntityDetail,
+    EntityFact,
+    EntityList,
+    EntityPath,
+    EntityRef,
+    Neighbour,
+    PathResult,
+    PathStep,
+)
 from graphmem.search.lucene import escape_lucene
 from graphmem.service.access import readable
-from graphmem.service.shared import Core
+from graphmem.service.paging import walk
+from graphmem.service.shared import Core, checked_count, checked_ids
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import path_params, view_params
+from graphmem.store.views import path_params, view_params, where_params
 
 PATH_FANOUT = 25
+ENTITY_PAGES = {EntitySort.name: "entities_page", EntitySort.name_desc: "entities_page_name_desc"}
 PATH_FRONTIER = 500
 
 
@@ -42,18 +53,64 @@ class Entities:
 
         def read(tx: Tx) -> EntityDetail:
             row = _resolve(tx, dialect.index_name(SearchIndex.entity_name), scope, lookup.id, lookup.name)
-            facts = tx.run("entity_facts", id=row["id"], limit=lookup.facts + 1, **scope) if lookup.facts else []
+            facts = _facts_of(tx, scope, [row["id"]], lookup.facts + 1).get(row["id"], []) if lookup.facts else []
             total = tx.single("entity_fact_count", id=row["id"], **scope)
-            neighbours = tx.run("entity_neighbours", id=row["id"], limit=lookup.neighbours + 1, **scope) \
+            neighbours = _neighbours_of(tx, scope, [row["id"]], lookup.neighbours + 1).get(row["id"], []) \
                 if lookup.neighbours else []
             return EntityDetail(
-                id=row["id"], name=row["name"], type=row["type"],
-                facts=[EntityFact.model_validate(f) for f in facts[:lookup.facts]],
+                id=row["id"], name=row["name"], type=row["type"], facts=facts[:lookup.facts],
                 facts_total=int(total["total"]) if total else 0, facts_cut=len(facts) > lookup.facts,
-                neighbours=[Neighbour.model_validate(n) for n in neighbours[:lookup.neighbours]],
-                neighbours_cut=len(neighbours) > lookup.neighbours)
+                neighbours=neighbours[:lookup.neighbours], neighbours_cut=len(neighbours) > lookup.neighbours)
 
         return self.core.store.read(read)
+
+    def page(self, ctx: CallerContext, namespace: str, options: EntityListOptions) -> EntityList:
+        """A page of the entities a fact of the view mentions, in ``options.sort`` order, with the total; the
+        cursor walk is pinned to the first page's time."""
+        ns = readable(ctx, namespace)
+        options = checked(options, self.core.limits)
+        page_walk = walk(self.core.cursors, "entities", ns, options.view,
+                         {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
+                         options.cursor, self.core.clock())
+        params = {"namespace": ns, **path_params(options.path), **where_params(options.where),
+                  **view_params(page_walk.view)}
+
+        def read(tx: Tx) -> EntityList:
+            total = tx.single("entities_list_count", **params)
+            rows = tx.run(ENTITY_PAGES[options.sort], limit=options.limit + 1,
+                          **page_walk.after_params(("name", "id")), **params)
+            items = [EntityRef.model_validate(row) for row in rows[:options.limit]]
+            next_cursor, cursors = page_walk.cursors(self.core.cursors, [
+                {"name": i.name or "", "id": i.id} for i in items], len(rows) > options.limit, options.item_cursors)
+            return EntityList(items=items, total=int(total["total"]) if total else 0, limit=options.limit,
+                              next_cursor=next_cursor, cursors=cursors)
+
+        return self.core.store.read(read)
+
+    def many(self, ctx: CallerContext, namespace: str, entity_ids: list[str], view: View) -> dict[str, EntityRef]:
+        """Entities by id in one statement; ids not visible in the view are absent."""
+        scope = self._scope(ctx, namespace, view)
+        ids = checked_ids(entity_ids)
+        rows = self.core.store.read(lambda tx: tx.run("entities_get", ids=ids, **scope))
+        return {row["id"]: EntityRef.model_validate(row) for row in rows}
+
+    def facts_of(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+                 view: View) -> dict[str, list[EntityFact]]:
+        """The newest ``limit`` facts mentioning each entity, in one statement."""
+        scope = self._scope(ctx, namespace, view)
+        ids, first = checked_ids(entity_ids), checked_count(limit)
+        return self.core.store.read(lambda tx: _facts_of(tx, scope, ids, first))
+
+    def neighbours_of(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+                      view: View) -> dict[str, list[Neighbour]]:
+        """Up to ``limit`` triples of each entity (either direction, by the other entity's name), in one
+        statement."""
+        scope = self._scope(ctx, namespace, view)
+        ids, first = checked_ids(entity_ids), checked_count(limit)
+        return self.core.store.read(lambda tx: _neighbours_of(tx, scope, ids, first))
+
+    def _scope(self, ctx: CallerContext, namespace: str, view: View) -> dict[str, Any]:
+        return {"namespace": readable(ctx, namespace), **view_params(view), **path_params(None)}
 
     def path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
         ns = readable(ctx, namespace)
@@ -74,11 +131,25 @@ def _id_or_name(value: str) -> tuple[str | None, str | None]:
     return (value, None) if looks_like_id else (None, value)
 
 
+def _facts_of(tx: Tx, scope: dict[str, Any], ids: list[str], limit: int) -> dict[str, list[EntityFact]]:
+    found: dict[str, list[EntityFact]] = defaultdict(list)
+    for row in tx.run("entities_facts", ids=ids, limit=limit, **scope):
+        found[row["entity_id"]].append(EntityFact.model_validate(row))
+    return found
+
+
+def _neighbours_of(tx: Tx, scope: dict[str, Any], ids: list[str], limit: int) -> dict[str, list[Neighbour]]:
+    found: dict[str, list[Neighbour]] = defaultdict(list)
+    for row in tx.run("entities_neighbours", ids=ids, limit=limit, **scope):
+        found[row["entity_id"]].append(Neighbour.model_validate(row))
+    return found
+
+
 def _resolve(tx: Tx, index: str, scope: dict[str, Any], entity_id: str | None, name: str | None) -> dict[str, Any]:
     """The visible entity of that id, or of that name: its normalised name first, else the best full-text
     match. Not visible, or no match: not found."""
     if entity_id is not None:
-        row = tx.single("entity_by_id", id=entity_id, **scope)
+        row = tx.single("entities_get", ids=[entity_id], **scope)
     else:
         assert name is not None
         key = entity_key(scope["namespace"], ExtractedEntity(name, "Concept"))

@@ -27,13 +27,16 @@ from graphmem.config import Settings
 from graphmem.cursors import Cursors
 from graphmem.ingest.pipeline import Pipeline, Progress
 from graphmem.model import (
+    CURRENT,
     CallerContext,
     DocumentInput,
     DocumentListOptions,
+    EntityListOptions,
     EntityLookup,
     EntitySearchRequest,
     ExportFormat,
     ExportRequest,
+    FactListOptions,
     ForgetRequest,
     HandoffInput,
     HandoffListOptions,
@@ -45,17 +48,24 @@ from graphmem.model import (
     SearchRequest,
     TripleQuery,
     UpdateInput,
+    View,
 )
 from graphmem.records import now_ms
 from graphmem.results import (
     Document,
     DocumentHit,
+    DocumentInfo,
     DocumentPage,
     EntityDetail,
+    EntityFact,
+    EntityList,
     EntityPage,
+    EntityRef,
     ExportResult,
     FactHit,
     FactInfo,
+    FactPage,
+    FactRecord,
     ForgetResult,
     Handoff,
     HandoffPage,
@@ -64,15 +74,18 @@ from graphmem.results import (
     JobInfo,
     MemoryDetail,
     NamespaceCounts,
+    Neighbour,
     PathResult,
     RecallResult,
     RenderedExport,
+    TripleHit,
     TriplePage,
 )
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.documents import Documents
 from graphmem.service.entities import Entities
 from graphmem.service.exporting import Exporting
+from graphmem.service.facts import Facts
 from graphmem.service.forgetting import Forgetting
 from graphmem.service.handoffs import Handoffs
 from graphmem.service.search import Search
@@ -93,6 +106,7 @@ class MemoryService:
         self._exporting = Exporting(self.core, self._search)
         self._handoffs = Handoffs(self.core)
         self._entities = Entities(self.core)
+        self._facts = Facts(self.core)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -140,6 +154,10 @@ class MemoryService:
     def facts_of_documents(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
         """The first ``limit`` facts of each memory in one read (for batching front ends)."""
         return self._documents.facts_of(ctx, doc_ids, limit)
+
+    def histories(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[DocumentInfo]]:
+        """The newest ``limit`` versions of each memory's chain in one read (for batching front ends)."""
+        return self._documents.histories(ctx, doc_ids, limit)
 
     def get_memory(self, ctx: CallerContext, doc_id: str,
                    options: MemoryDetailOptions = MemoryDetailOptions()) -> MemoryDetail:
@@ -203,6 +221,45 @@ class MemoryService:
         """An entity by id or name, its facts (newest first) and its neighbours through triples, each list
         bounded and saying when it was cut."""
         return self._entities.get(ctx, namespace, lookup)
+
+    def get_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str],
+                     view: View = CURRENT) -> dict[str, EntityRef]:
+        """Entities by id in one read (for batching front ends); ids not visible in the view are absent."""
+        return self._entities.many(ctx, namespace, entity_ids, view)
+
+    def facts_of_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+                          view: View = CURRENT) -> dict[str, list[EntityFact]]:
+        """The newest ``limit`` facts mentioning each entity, in one read."""
+        return self._entities.facts_of(ctx, namespace, entity_ids, limit, view)
+
+    def neighbours_of_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+                               view: View = CURRENT) -> dict[str, list[Neighbour]]:
+        """Up to ``limit`` triples of each entity (either direction), in one read."""
+        return self._entities.neighbours_of(ctx, namespace, entity_ids, limit, view)
+
+    # ---- facts by id, in batches --------------------------------------------------------------------------
+
+    def list_facts(self, ctx: CallerContext, namespace: str, options: FactListOptions = FactListOptions()) -> FactPage:
+        """A page of a namespace's facts (newest first by default), with conditions and a keyset cursor."""
+        return self._facts.page(ctx, namespace, options)
+
+    def list_entities(self, ctx: CallerContext, namespace: str,
+                      options: EntityListOptions = EntityListOptions()) -> EntityList:
+        """A page of a namespace's entities (by name by default), with conditions and a keyset cursor."""
+        return self._entities.page(ctx, namespace, options)
+
+    def get_facts(self, ctx: CallerContext, fact_ids: list[str]) -> dict[str, FactRecord]:
+        """Facts by id in one read; unreadable ids are absent."""
+        return self._facts.many(ctx, fact_ids)
+
+    def entities_of_facts(self, ctx: CallerContext, fact_ids: list[str]) -> dict[str, list[EntityRef]]:
+        """What each fact mentions, in one read."""
+        return self._facts.entities_of(ctx, fact_ids)
+
+    def triples_of_facts(self, ctx: CallerContext, fact_ids: list[str], limit: int,
+                         view: View = CURRENT) -> dict[str, list[TripleHit]]:
+        """The triples read from each fact, up to ``limit`` each, in one read."""
+        return self._facts.triples_of(ctx, fact_ids, limit, view)
 
     def find_path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
         """The shortest chains of triples and shared facts between two entities (``service/entities.py``)."""

@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 from graphmem.config import Limits, Settings
 from graphmem.cursors import Cursors
-from graphmem.errors import Conflict, NotFound
+from graphmem.errors import Conflict, InvalidInput, NotFound
 from graphmem.ingest.pipeline import Pipeline
 from graphmem.ingest.write import WriteOptions, sync_type_labels
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, check_id
 from graphmem.results import Document
 from graphmem.service.access import writable
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
@@ -60,6 +60,24 @@ def fetch_documents(tx: Tx, doc_ids: list[str], namespaces: list[str]) -> dict[s
     return {row["document"]["id"]: Document.model_validate({
         **row["document"], "content": row["content"], "parent_memory_id": row["parent_memory_id"],
         "latest_id": row["latest_id"]}) for row in rows}
+
+
+MAX_BATCH_IDS = 1000  # ids one batched read takes (GraphQL's loaders send at most this many)
+MAX_BATCH_ITEMS = 1000  # items per id one batched read returns
+
+
+def checked_ids(ids: list[str]) -> list[str]:
+    """The ids of a batched read, each checked, duplicates dropped, at most ``MAX_BATCH_IDS``."""
+    if len(ids) > MAX_BATCH_IDS:
+        raise InvalidInput(f"at most {MAX_BATCH_IDS} ids in one read", field="ids", max=MAX_BATCH_IDS)
+    return list(dict.fromkeys(check_id(value) for value in ids))
+
+
+def checked_count(count: int) -> int:
+    """Items per id of a batched read (a relationship field's ``first``): 0 to ``MAX_BATCH_ITEMS``."""
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_BATCH_ITEMS:
+        raise InvalidInput(f"first must be from 0 to {MAX_BATCH_ITEMS}", field="first", max=MAX_BATCH_ITEMS)
+    return count
 
 
 def reused_request(request_id: str | None) -> Conflict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.model import NO_FILTERS, SearchFilters, View
+from graphmem.model import NO_FILTERS, DocumentWhere, EntityWhere, FactWhere, SearchFilters, View
 
 
 def view_params(view: View) -> dict[str, Any]:
@@ -33,3 +33,9 @@ def path_params(path: str | None) -> dict[str, Any]:
     if path.endswith("%"):
         return {"filter_path": None, "filter_path_prefix": path[:-1], "filter_path_below": path[:-1] + "/"}
     return {"filter_path": path, "filter_path_prefix": None, "filter_path_below": None}
+
+
+def where_params(where: DocumentWhere | FactWhere | EntityWhere) -> dict[str, Any]:
+    """The parameters of a list's conditions (the ``document_where``, ``fact_where`` and ``entity_where``
+    fragments): one per condition, null when not asked."""
+    return {f"where_{name}": value for name, value in where.model_dump().items()}

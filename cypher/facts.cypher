@@ -1,0 +1,57 @@
+// Facts by id and what they mention, in batches (GraphQL's loaders): each statement takes a list of ids and
+// reads only the caller's namespaces.
+
+// A fact as a read by id or a list returns it (FactRecord), from f, its document d and d's previous version p.
+// fragment: fact_record
+f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
+f.section AS section, f.attributes AS attributes, f.recorded_at AS recorded_at,
+f.superseded_at AS superseded_at, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
+f.is_inference AS is_inference, d.version AS version, p.id AS parent_memory_id, d.id AS memory_id,
+f.namespace AS namespace
+
+// name: facts_get
+UNWIND $ids AS fact_id
+MATCH (f:Fact {id: fact_id})<-[:CONTAINS]-(d:Document)
+WHERE f.namespace IN $namespaces AND d.namespace = f.namespace
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ fact_record }}
+
+// name: facts_list_count
+MATCH (f:Fact)
+WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+RETURN count(f) AS total
+
+// A page of facts in one order each (FactSort), starting after the previous page's last row ($after_*,
+// null on the first page); one row more than it returns (is there a next page?).
+// name: facts_page
+MATCH (f:Fact)
+WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+  AND ($after_id IS NULL OR f.recorded_at < $after_recorded_at
+       OR (f.recorded_at = $after_recorded_at AND f.id > $after_id))
+WITH f
+ORDER BY f.recorded_at DESC, f.id ASC
+LIMIT $limit
+MATCH (f)<-[:CONTAINS]-(d:Document)
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ fact_record }}
+ORDER BY recorded_at DESC, id ASC
+
+// name: facts_page_oldest
+MATCH (f:Fact)
+WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+  AND ($after_id IS NULL OR f.recorded_at > $after_recorded_at
+       OR (f.recorded_at = $after_recorded_at AND f.id > $after_id))
+WITH f
+ORDER BY f.recorded_at ASC, f.id ASC
+LIMIT $limit
+MATCH (f)<-[:CONTAINS]-(d:Document)
+OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
+RETURN {{ fact_record }}
+ORDER BY recorded_at ASC, id ASC
+
+// name: facts_entities
+UNWIND $ids AS fact_id
+MATCH (f:Fact {id: fact_id})-[:MENTIONS]->(e:Entity)
+WHERE f.namespace IN $namespaces AND e.namespace = f.namespace
+RETURN f.id AS fact_id, e.id AS id, e.name AS name, e.type AS type
+ORDER BY fact_id, name, id

@@ -1,0 +1,63 @@
+"""Keyset walks over a namespace's lists (memories, facts, entities), one rule for all of them: a walk is
+pinned to its first page's time (``as_of``), so pages stay stable while items are added; its cursor is
+signed and bound to the namespace, the view, the conditions and the order it was made for, and carries the
+last row's sort key, from which the next page's statement starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from graphmem.cursors import Cursors, digest, mismatch
+from graphmem.model import View
+
+
+class _WalkCursor(BaseModel):
+    ns: str
+    request: str  # digest of the view, conditions and order as requested
+    as_of: int  # the pinned time of the walk
+    key: dict[str, str | int]  # the last row's sort key (the statement's $after_* parameters)
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Where a page of a walk starts: its pinned view and the previous page's last key (None: first page)."""
+
+    purpose: str
+    namespace: str
+    request: str
+    view: View
+    after: dict[str, str | int] | None
+
+    def after_params(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The statement's ``$after_<name>`` parameters (all null on the first page)."""
+        return {f"after_{name}": self.after.get(name) if self.after else None for name in names}
+
+    def cursor(self, cursors: Cursors, key: dict[str, str | int]) -> str:
+        """The cursor of the page that starts after the row with this sort key."""
+        assert self.view.as_of is not None
+        return cursors.seal(self.purpose, _WalkCursor(ns=self.namespace, request=self.request,
+                                                      as_of=self.view.as_of, key=key))
+
+    def cursors(self, cursors: Cursors, keys: list[dict[str, str | int]], more: bool,
+                each: bool) -> tuple[str | None, list[str] | None]:
+        """(the next page's cursor, None on the last page; with ``each``, the cursor after every row)."""
+        after_each = [self.cursor(cursors, key) for key in keys] if each else None
+        if not keys or not more:
+            return None, after_each
+        return (after_each[-1] if after_each else self.cursor(cursors, keys[-1])), after_each
+
+
+def walk(cursors: Cursors, purpose: str, namespace: str, view: View, request: dict[str, Any],
+         cursor: str | None, now: int) -> Walk:
+    """The walk a page belongs to: a new one pinned at the view's time (or now), or the cursor's."""
+    request_digest = digest({"view": view.model_dump(), **request})
+    if cursor is None:
+        as_of = view.as_of if view.as_of is not None else now
+        return Walk(purpose, namespace, request_digest, view.model_copy(update={"as_of": as_of}), None)
+    state = cursors.open(purpose, cursor, _WalkCursor)
+    if state.ns != namespace or state.request != request_digest:
+        raise mismatch()
+    return Walk(purpose, namespace, request_digest, view.model_copy(update={"as_of": state.as_of}), state.key)
