@@ -62,7 +62,7 @@ def error_code(body: dict[str, Any]) -> str:
 
 
 REMEMBER = f"""mutation($content: String!, $requestId: String, $path: String) {{
-  remember(content: $content, requestId: $requestId, path: $path) {{ {MEMORY_FIELDS} path }} }}"""
+  remember(content: $content, requestId: $requestId, path: $path) {{ ... on Memory {{ {MEMORY_FIELDS} path }} }} }}"""
 
 
 def test_remember_read_search_recall_forget_restore(client: TestClient, auth: Headers, ns: str) -> None:
@@ -156,14 +156,14 @@ def test_errors_carry_codes_and_no_stack_trace(client: TestClient, auth: Headers
     assert error_code(bad_id) == "BAD_INPUT"
     too_many = gql(client, auth, '{ search(query: "x", first: 101) { edges { score } } }')
     assert error_code(too_many) == "BAD_INPUT" and "limit" in too_many["errors"][0]["message"]
-    empty = gql(client, auth, 'mutation { remember(content: "") { id } }')
+    empty = gql(client, auth, 'mutation { remember(content: "") { ... on Memory { id } } }')
     assert error_code(empty) == "BAD_INPUT"
     unknown = gql(client, auth, "{ nothingHere }")
     assert error_code(unknown) == "BAD_INPUT"
     other = gql(client, auth, '{ search(query: "x", namespace: "someone-else") { edges { score } } }')
     assert error_code(other) == "NOT_FOUND"  # a namespace the caller cannot read is invisible, as in /v1
     reader = token(runtime, ["gq-read-" + uuid.uuid4().hex[:6]], scopes=(Scope.read,))
-    refused = gql(client, reader, 'mutation { remember(content: "Nope.") { id } }')
+    refused = gql(client, reader, 'mutation { remember(content: "Nope.") { ... on Memory { id } } }')
     assert error_code(refused) == "FORBIDDEN"
     for body in (missing, bad_id, too_many, empty, unknown, other, refused):
         assert "Traceback" not in str(body) and "File \"" not in str(body)
@@ -222,8 +222,9 @@ def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runti
     _, value = limited.create(NewCredential(name="busy-gql", scopes=[Scope.read, Scope.write], namespaces=[ns]))
     headers = {"Authorization": f"Bearer {value}"}
     with TestClient(app) as client:
-        assert "errors" not in gql(client, headers, 'mutation { remember(content: "One write.") { id } }')
-        refused = gql(client, headers, 'mutation { remember(content: "Two writes.") { id } }', status=429)
+        write = 'mutation($c: String!) { remember(content: $c) { ... on Memory { id } } }'
+        assert "errors" not in gql(client, headers, write, c="One write.")
+        refused = gql(client, headers, write, status=429, c="Two writes.")
         assert error_code(refused) == "RATE_LIMITED" and refused["errors"][0]["extensions"]["retryAfter"] >= 1
         # one operation with three fields (and nested loaders) is one read
         for _ in range(3):

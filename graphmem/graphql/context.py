@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 from graphql import ExecutionResult, GraphQLError
+from starlette.requests import HTTPConnection
 from strawberry.extensions import SchemaExtension
 from strawberry.fastapi import BaseContext
 from strawberry.types import Info as StrawberryInfo
@@ -18,7 +18,7 @@ from strawberry.types.graphql import OperationType
 
 from graphmem.errors import RateLimited, Unauthenticated
 from graphmem.graphql.loaders import Loaders
-from graphmem.http.access import runtime_of, token_of
+from graphmem.http.access import token_of
 from graphmem.identity import Charge, Credential
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
@@ -42,6 +42,14 @@ class GraphContext(BaseContext):
             raise Unauthenticated("send a token: Authorization: Bearer <token>")
         return self._credential
 
+    async def authenticate(self, token: str | None) -> None:
+        """Check ``token`` (a WebSocket's, from its ``connection_init``) and make it this context's caller."""
+        identity = self.runtime.identity
+        if identity.served_from_memory(token):
+            self._credential = identity.authenticate(token)
+        else:
+            self._credential = await run_in_threadpool(identity.authenticate, token)
+
     @property
     def service(self) -> MemoryService:
         return self.runtime.service
@@ -58,16 +66,14 @@ class GraphContext(BaseContext):
 Info = StrawberryInfo[GraphContext, None]
 
 
-async def graph_context(request: Request) -> GraphContext:
+async def graph_context(connection: HTTPConnection) -> GraphContext:
     """FastAPI dependency of ``/graphql``: authenticates every request that runs GraphQL. The explorer page
     (a GET without a query) and WebSocket upgrades (whose token comes in ``connection_init``) pass."""
-    runtime = runtime_of(request)
-    if request.scope["type"] == "websocket" or (request.method == "GET" and "query" not in request.query_params):
-        return GraphContext(runtime, None)
-    token = token_of(request)
-    if runtime.identity.served_from_memory(token):
-        return GraphContext(runtime, runtime.identity.authenticate(token))
-    return GraphContext(runtime, await run_in_threadpool(runtime.identity.authenticate, token))
+    context = GraphContext(connection.app.state.runtime, None)
+    explorer = connection.scope.get("method") == "GET" and "query" not in connection.query_params
+    if connection.scope["type"] != "websocket" and not explorer:
+        await context.authenticate(token_of(connection))
+    return context
 
 
 class Charged(SchemaExtension):

@@ -1,55 +1,71 @@
-"""Per-request DataLoaders: the relationship fields of a query (``memory.facts``, ``memory.previousVersion``,
-``fact.memory``) collect their keys while a level resolves and send one batched service read per namespace
-and bound, never one per item. Keys carry the namespace their parent came from, so the batch is read with that
-namespace's caller context: isolation stays the service's."""
+"""Per-request DataLoaders: the relationship fields of a query collect their keys while a level resolves and
+send one batched service read per namespace and bound (``first``), never one per item. Keys carry the
+namespace their parent was read from, so each batch is read with that namespace's caller context: isolation
+stays the service's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from itertools import groupby
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from strawberry.dataloader import DataLoader
 
-from graphmem.results import Document, FactInfo
+from graphmem.model import CallerContext
+from graphmem.results import Document, DocumentInfo, EntityFact, EntityRef, FactInfo, FactRecord, Neighbour, TripleHit
+from graphmem.service.memory import MemoryService
 
 if TYPE_CHECKING:
     from graphmem.graphql.context import GraphContext
 
 MAX_BATCH = 500  # keys in one batched read (the service takes up to 1,000 ids)
-K = TypeVar("K", bound=tuple[str, ...] | tuple[str, str, int])
 V = TypeVar("V")
+Key = tuple[Any, ...]  # (namespace, id) or (namespace, id, first)
+Fetch = Callable[[MemoryService, CallerContext, str, list[str], tuple[Any, ...]], Mapping[str, V]]
 
-MemoryKey = tuple[str, str]  # (namespace, memory id)
-FactsKey = tuple[str, str, int]  # (namespace, memory id, first)
+
+class _Batched(Generic[V]):
+    """A loader's batch function: keys grouped by (namespace, bound), one service read per group."""
+
+    def __init__(self, context: GraphContext, fetch: Fetch[V], missing: Callable[[], V]) -> None:
+        self.context = context
+        self.fetch = fetch
+        self.missing = missing
+
+    async def __call__(self, keys: list[Key]) -> list[V]:
+        groups: dict[tuple[Hashable, ...], list[str]] = {}
+        for key in keys:
+            groups.setdefault((key[0], *key[2:]), []).append(key[1])
+        found: dict[Key, V] = {}
+        for (namespace, *bound), ids in groups.items():
+            ctx, ns = self.context.scope(str(namespace))
+            values = await self.context.call(self.fetch, self.context.service, ctx, ns, ids, tuple(bound))
+            found.update({(namespace, item_id, *bound): value for item_id, value in values.items()})
+        return [found[key] if key in found else self.missing() for key in keys]
 
 
 class Loaders:
+    """One request's loaders (a loader caches by key for the request: a memory asked for twice is read once)."""
+
     def __init__(self, context: GraphContext) -> None:
-        self.context = context
-        self.memories = DataLoader[MemoryKey, Document | None](self._memories, max_batch_size=MAX_BATCH)
-        self.facts = DataLoader[FactsKey, list[FactInfo]](self._facts, max_batch_size=MAX_BATCH)
+        def loader(fetch: Fetch[V], missing: Callable[[], V]) -> DataLoader[Key, V]:
+            load: Callable[[list[Key]], Awaitable[list[V]]] = _Batched(context, fetch, missing)
+            return DataLoader(load, max_batch_size=MAX_BATCH)
 
-    async def _memories(self, keys: list[MemoryKey]) -> list[Document | None]:
-        found: dict[MemoryKey, Document] = {}
-        for (namespace, _), group in _batches(keys, lambda key: (key[0], 0)):
-            ctx, _ = self.context.scope(namespace)
-            ids = [key[1] for key in group]
-            documents = await self.context.call(self.context.service.get_documents, ctx, ids)
-            found.update({(namespace, doc_id): doc for doc_id, doc in documents.items()})
-        return [found.get(key) for key in keys]
-
-    async def _facts(self, keys: list[FactsKey]) -> list[list[FactInfo]]:
-        found: dict[FactsKey, list[FactInfo]] = {}
-        for (namespace, first), group in _batches(keys, lambda key: (key[0], key[2])):
-            ctx, _ = self.context.scope(namespace)
-            ids = [key[1] for key in group]
-            facts = await self.context.call(self.context.service.facts_of_documents, ctx, ids, first)
-            found.update({(namespace, doc_id, first): items for doc_id, items in facts.items()})
-        return [found.get(key, []) for key in keys]
-
-
-def _batches(keys: Iterable[K], by: Callable[[K], tuple[str, int]]) -> list[tuple[tuple[str, int], list[K]]]:
-    """``keys`` grouped by namespace (and bound): one service read each."""
-    ordered = sorted(set(keys), key=lambda key: (by(key), key))
-    return [(group_key, list(group)) for group_key, group in groupby(ordered, key=by)]
+        self.memories: DataLoader[Key, Document | None] = loader(
+            lambda s, ctx, ns, ids, _: s.get_documents(ctx, ids), lambda: None)
+        self.memory_facts: DataLoader[Key, list[FactInfo]] = loader(
+            lambda s, ctx, ns, ids, b: s.facts_of_documents(ctx, ids, b[0]), list)
+        self.histories: DataLoader[Key, list[DocumentInfo]] = loader(
+            lambda s, ctx, ns, ids, b: s.histories(ctx, ids, b[0]), list)
+        self.facts: DataLoader[Key, FactRecord | None] = loader(
+            lambda s, ctx, ns, ids, _: s.get_facts(ctx, ids), lambda: None)
+        self.fact_entities: DataLoader[Key, list[EntityRef]] = loader(
+            lambda s, ctx, ns, ids, _: s.entities_of_facts(ctx, ids), list)
+        self.fact_triples: DataLoader[Key, list[TripleHit]] = loader(
+            lambda s, ctx, ns, ids, b: s.triples_of_facts(ctx, ids, b[0]), list)
+        self.entities: DataLoader[Key, EntityRef | None] = loader(
+            lambda s, ctx, ns, ids, _: s.get_entities(ctx, ns, ids), lambda: None)
+        self.entity_facts: DataLoader[Key, list[EntityFact]] = loader(
+            lambda s, ctx, ns, ids, b: s.facts_of_entities(ctx, ns, ids, b[0]), list)
+        self.entity_neighbours: DataLoader[Key, list[Neighbour]] = loader(
+            lambda s, ctx, ns, ids, b: s.neighbours_of_entities(ctx, ns, ids, b[0]), list)

@@ -1,38 +1,90 @@
-"""The schema: queries and mutations that translate their arguments into the service's typed inputs and
-shape its typed results (``types.py``). Every operation takes an optional ``namespace`` with the HTTP API's
-rules (default: the credential's own). Bounds (``first``, text sizes, budgets) are the service's models'.
+"""The schema: queries and mutations that translate their arguments into the service's typed inputs (built
+with ``parse``: the model holds every bound and names the field at fault) and shape its typed results
+(``types.py``). Every operation takes an optional ``namespace`` with the HTTP API's rules (default: the
+credential's own).
 
 The schema's text is committed as ``schema.graphql`` at the repository root (``graphmem graphql-schema``
-writes it; a test fails when the two differ)."""
+prints it; a test fails when the two differ)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
 
 import strawberry
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.scalars import JSON
 from strawberry.types import ExecutionContext
 
 from graphmem.config import Settings
+from graphmem.errors import NotFound
+from graphmem.graphql.connections import Connections, PageInfo
 from graphmem.graphql.context import Charged, Info
 from graphmem.graphql.errors import ErrorCodes
+from graphmem.graphql.inputs import GraphCaps, GraphSeed, SearchFilters, millis
+from graphmem.graphql.subscriptions import Subscription
 from graphmem.graphql.types import (
+    Entity,
+    EvidenceGraph,
+    Fact,
     ForgetResultType,
+    HandoffPage,
+    HandoffType,
+    HistoryPage,
+    JobType,
     Me,
     Memory,
+    PathResultType,
     RecallResultType,
     SearchConnection,
+    SearchEdge,
     SearchTarget,
+    Triple,
 )
-from graphmem.model import DocumentInput, ForgetRequest, RecallRequest, SearchRequest, parse
+from graphmem.model import (
+    DocumentInput,
+    EntityLookup,
+    EntitySearchRequest,
+    ExportRequest,
+    ForgetRequest,
+    HandoffInput,
+    HandoffListOptions,
+    HistoryOptions,
+    PathRequest,
+    RecallRequest,
+    SearchRequest,
+    TripleQuery,
+    UpdateInput,
+    parse,
+)
 from graphmem.model.documents import ForgetMode
 
 Namespace = Annotated[str | None, strawberry.argument(description="the namespace (default: the credential's own)")]
 
 
+def _present(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _view(as_of: datetime | None, include_superseded: bool) -> dict[str, Any]:
+    return {"as_of": millis(as_of), "include_superseded": include_superseded}
+
+
 @strawberry.type
-class Query:
+class TripleEdge:
+    cursor: str
+    node: Triple
+
+
+@strawberry.type
+class TripleConnection:
+    edges: list[TripleEdge]
+    page_info: PageInfo
+
+
+@strawberry.type
+class Query(Connections):
     @strawberry.field(description="the calling credential: its name, scopes and namespaces")
     def me(self, info: Info) -> Me:
         credential = info.context.credential
@@ -43,23 +95,63 @@ class Query:
     @strawberry.field(description="a memory version by id (NOT_FOUND outside the caller's namespaces)")
     async def memory(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Memory:
         ctx, _ = info.context.scope(namespace)
-        document = await info.context.call(lambda: info.context.service.get_document(ctx, str(id)))
-        return Memory.from_result(document)
+        return Memory.from_result(await info.context.call(info.context.service.get_document, ctx, str(id)))
 
-    @strawberry.field(description="hybrid search: memories (ranked by their own and their facts' signals) "
-                                  "or facts; first 1-100")
+    @strawberry.field(description="a fact by id")
+    async def fact(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Fact:
+        ctx, _ = info.context.scope(namespace)
+        found = await info.context.call(info.context.service.get_facts, ctx, [str(id)])
+        if str(id) not in found:
+            raise NotFound(f"no fact with id {str(id)!r}", id=str(id))
+        return Fact.from_record(found[str(id)])
+
+    @strawberry.field(description="an entity by id or by name (its normalised name, else the best match)")
+    async def entity(self, info: Info, id: strawberry.ID | None = None, name: str | None = None,
+                     namespace: Namespace = None) -> Entity:
+        ctx, ns = info.context.scope(namespace)
+        lookup = parse(EntityLookup, _present({"id": id, "name": name, "facts": 0, "neighbours": 0}))
+        found = await info.context.call(info.context.service.get_entity, ctx, ns, lookup)
+        return Entity(id=strawberry.ID(found.id), name=found.name, type=found.type, namespace=ns)
+
+    @strawberry.field(description="hybrid search of memories (ranked by their own and their facts' signals), "
+                                  "facts or entities; first 1-100")
     async def search(self, info: Info, query: str, target: SearchTarget = SearchTarget.MEMORIES,
-                     first: int = 10, explain: bool = False,
+                     filters: SearchFilters | None = None, as_of: datetime | None = None,
+                     include_superseded: bool = False, explain: bool = False, first: int = 10,
                      namespace: Namespace = None) -> SearchConnection:
         ctx, ns = info.context.scope(namespace)
-        request = parse(SearchRequest, {"query": query, "limit": first, "explain": explain, "namespaces": [ns]})
         service = info.context.service
+        view = _view(as_of, include_superseded)
+        if target is SearchTarget.ENTITIES:
+            entities = await info.context.call(service.search_entities, ctx, parse(EntitySearchRequest, _present({
+                "query": query, "limit": first, "explain": explain, "namespaces": [ns], "view": view,
+                "path": filters.values()["path"] if filters else None})))
+            return SearchConnection(edges=[SearchEdge(
+                cursor=str(rank), score=hit.score, similarity=hit.similarity, signals=None, evidence=[],
+                node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=ns))
+                for rank, hit in enumerate(entities.items, start=1)])
+        request = parse(SearchRequest, _present({"query": query, "limit": first, "explain": explain,
+                                                 "namespaces": [ns], "view": view,
+                                                 **(filters.values() if filters else {})}))
         if target is SearchTarget.FACTS:
-            facts = await info.context.call(lambda: service.search(ctx, request))
-            return SearchConnection.of_facts(facts, ns)
-        hits = await info.context.call(lambda: service.search_documents(ctx, request))
+            return SearchConnection.of_facts(await info.context.call(service.search, ctx, request), ns)
+        hits = await info.context.call(service.search_documents, ctx, request)
         documents = await info.context.loaders.memories.load_many([(ns, h.document_id) for h in hits])
         return SearchConnection.of_memories(hits, {d.id: d for d in documents if d is not None}, ns)
+
+    @strawberry.field(description="subject-predicate-object statements, newest first; a page at a time")
+    async def triples(self, info: Info, subject: str | None = None, predicate: str | None = None,
+                      object: str | None = None, term: str | None = None, negated: bool | None = None,
+                      first: int = 10, after: str | None = None, namespace: Namespace = None) -> TripleConnection:
+        ctx, ns = info.context.scope(namespace)
+        query = parse(TripleQuery, _present({"subject": subject, "predicate": predicate, "object": object,
+                                             "term": term, "negated": negated, "limit": first, "cursor": after,
+                                             "namespaces": [ns]}))
+        page = await info.context.call(info.context.service.search_triples, ctx, query)
+        edges = [TripleEdge(cursor=page.next_cursor if rank == len(page.items) and page.next_cursor else str(rank),
+                            node=Triple.from_hit(hit, ns)) for rank, hit in enumerate(page.items, start=1)]
+        return TripleConnection(edges=edges, page_info=PageInfo(end_cursor=page.next_cursor,
+                                                                has_next_page=page.next_cursor is not None))
 
     @strawberry.field(description="a cited context for a prompt: maxItems 1-50, maxTokens 32-16000")
     async def recall(self, info: Info, query: str, max_items: int = 8, max_tokens: int = 1500,
@@ -67,45 +159,117 @@ class Query:
         ctx, ns = info.context.scope(namespace)
         request = parse(RecallRequest, {"query": query, "max_items": max_items, "max_tokens": max_tokens,
                                         "namespaces": [ns]})
-        result = await info.context.call(lambda: info.context.service.recall(ctx, request))
-        return RecallResultType.from_result(result, ns)
+        return RecallResultType.from_result(await info.context.call(info.context.service.recall, ctx, request), ns)
+
+    @strawberry.field(description="one page of the bounded evidence graph around a seed, with how complete it is")
+    async def graph(self, info: Info, seed: GraphSeed, caps: GraphCaps | None = None, after: str | None = None,
+                    as_of: datetime | None = None, include_superseded: bool = False,
+                    namespace: Namespace = None) -> EvidenceGraph:
+        ctx, ns = info.context.scope(namespace)
+        request = parse(ExportRequest, _present({"seed": seed.value(), "caps": (caps or GraphCaps()).values(),
+                                                 "cursor": after, "view": _view(as_of, include_superseded)}))
+        return EvidenceGraph.from_result(await info.context.call(info.context.service.export, ctx, ns, request))
+
+    @strawberry.field(name="findPath", description="the shortest paths between two entities, by name")
+    async def find_path(self, info: Info, from_: Annotated[str, strawberry.argument(name="from")], to: str,
+                        max_hops: int = 3, max_paths: int = 3, namespace: Namespace = None) -> PathResultType:
+        ctx, ns = info.context.scope(namespace)
+        request = parse(PathRequest, {"source": from_, "target": to, "max_hops": max_hops, "max_paths": max_paths})
+        return PathResultType.from_result(await info.context.call(info.context.service.find_path, ctx, ns, request))
+
+    @strawberry.field(description="the versions of a memory, newest first; a page at a time")
+    async def history(self, info: Info, id: strawberry.ID, first: int = 100, after: str | None = None,
+                      namespace: Namespace = None) -> HistoryPage:
+        ctx, _ = info.context.scope(namespace)
+        options = parse(HistoryOptions, _present({"limit": first, "cursor": after}),
+                        info.context.runtime.settings.limits)
+        page = await info.context.call(info.context.service.history, ctx, str(id), options)
+        return HistoryPage(items=[Memory.from_result(v) for v in page.items], next_cursor=page.next_cursor)
+
+    @strawberry.field(description="a project's handoff: its latest revision, or the version asked for")
+    async def handoff(self, info: Info, project: str, version: int | None = None,
+                      namespace: Namespace = None) -> HandoffType:
+        ctx, ns = info.context.scope(namespace)
+        found = await info.context.call(info.context.service.get_handoff, ctx, ns, project, version)
+        return HandoffType.from_result(found)
+
+    @strawberry.field(description="the latest handoff of each project; a page at a time")
+    async def handoffs(self, info: Info, first: int = 100, after: str | None = None,
+                       namespace: Namespace = None) -> HandoffPage:
+        ctx, ns = info.context.scope(namespace)
+        options = parse(HandoffListOptions, _present({"limit": first, "cursor": after}))
+        page = await info.context.call(info.context.service.list_handoffs, ctx, ns, options)
+        return HandoffPage(items=[HandoffType.from_result(h) for h in page.items], next_cursor=page.next_cursor)
+
+    @strawberry.field(description="a background ingestion job")
+    async def job(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> JobType:
+        ctx, _ = info.context.scope(namespace)
+        return JobType.from_result(await info.context.call(info.context.service.job_status, ctx, str(id)))
 
 
 @strawberry.enum(name="ForgetMode",
-                description="soft: hidden, restorable; redact: text removed, lineage kept; hard: deleted")
+                 description="soft: hidden, restorable; redact: text removed, lineage kept; hard: deleted")
 class ForgetModeType(Enum):
     SOFT = ForgetMode.soft
     REDACT = ForgetMode.redact
     HARD = ForgetMode.hard
 
 
+Remembered = Annotated[Memory | JobType, strawberry.union(
+    "Remembered", description="the memory (stored now), or with async: true the job that will store it")]
+
+
 @strawberry.type
 class Mutation:
-    @strawberry.mutation(description="store a memory (requestId makes a retry return the first result)")
+    @strawberry.mutation(description="store a memory; requestId makes a retry return the first result; "
+                                     "async: true queues it and answers the job")
     async def remember(self, info: Info, content: str, title: str | None = None, path: str | None = None,
-                       metadata: strawberry.scalars.JSON | None = None, request_id: str | None = None,
-                       namespace: Namespace = None) -> Memory:
+                       metadata: JSON | None = None, request_id: str | None = None,
+                       async_: Annotated[bool, strawberry.argument(name="async")] = False,
+                       namespace: Namespace = None) -> Remembered:
         ctx, ns = info.context.scope(namespace)
-        item = parse(DocumentInput, {k: v for k, v in {"content": content, "title": title, "path": path,
-                                                        "metadata": metadata, "request_id": request_id}.items()
-                                     if v is not None}, info.context.runtime.settings.limits)
-        document = await info.context.call(lambda: info.context.service.add_document(ctx, ns, item))
-        return Memory.from_result(document)
+        item = parse(DocumentInput, _present({"content": content, "title": title, "path": path, "metadata": metadata,
+                                              "request_id": request_id}), info.context.runtime.settings.limits)
+        service = info.context.service
+        if async_:
+            return JobType.from_result(await info.context.call(service.submit_documents, ctx, ns, [item]))
+        return Memory.from_result(await info.context.call(service.add_document, ctx, ns, item))
+
+    @strawberry.mutation(description="a new version of a memory; expectedVersion is a compare-and-swap")
+    async def update_memory(self, info: Info, id: strawberry.ID, content: str, title: str | None = None,
+                            metadata: JSON | None = None, path: str | None = None,
+                            expected_version: int | None = None, request_id: str | None = None,
+                            namespace: Namespace = None) -> Memory:
+        ctx, _ = info.context.scope(namespace)
+        update = parse(UpdateInput, _present({"content": content, "title": title, "metadata": metadata, "path": path,
+                                              "expected_version": expected_version, "request_id": request_id}),
+                       info.context.runtime.settings.limits)
+        return Memory.from_result(await info.context.call(info.context.service.update_document, ctx, str(id), update))
 
     @strawberry.mutation(description="forget a memory's chain (every version)")
     async def forget_memory(self, info: Info, id: strawberry.ID, mode: ForgetModeType = ForgetModeType.SOFT,
                             request_id: str | None = None, namespace: Namespace = None) -> ForgetResultType:
         ctx, _ = info.context.scope(namespace)
-        request = parse(ForgetRequest, {"mode": ForgetMode(mode.value), "request_id": request_id})
-        result = await info.context.call(lambda: info.context.service.forget(ctx, str(id), request))
+        request = parse(ForgetRequest, _present({"mode": ForgetMode(mode.value), "request_id": request_id}))
+        result = await info.context.call(info.context.service.forget, ctx, str(id), request)
         return ForgetResultType(id=strawberry.ID(result.id), chain_id=result.chain_id, mode=result.mode.value,
                                 memories=result.documents, facts=result.facts)
 
     @strawberry.mutation(description="restore a softly forgotten memory")
     async def restore_memory(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Memory:
         ctx, _ = info.context.scope(namespace)
-        document = await info.context.call(lambda: info.context.service.restore(ctx, str(id)))
-        return Memory.from_result(document)
+        return Memory.from_result(await info.context.call(info.context.service.restore, ctx, str(id)))
+
+    @strawberry.mutation(description="a new revision of a project's handoff (expectedVersion: the one you read)")
+    async def save_handoff(self, info: Info, project: str, goal: str, expected_version: int, request_id: str,
+                           summary: str = "", decisions: list[str] | None = None,
+                           next_steps: list[str] | None = None, references: list[str] | None = None,
+                           namespace: Namespace = None) -> HandoffType:
+        ctx, ns = info.context.scope(namespace)
+        handoff = parse(HandoffInput, _present({
+            "project": project, "goal": goal, "summary": summary, "expected_version": expected_version,
+            "request_id": request_id, "decisions": decisions, "next_steps": next_steps, "references": references}))
+        return HandoffType.from_result(await info.context.call(info.context.service.save_handoff, ctx, ns, handoff))
 
 
 class GraphmemSchema(strawberry.Schema):
@@ -114,11 +278,11 @@ class GraphmemSchema(strawberry.Schema):
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
-    return GraphmemSchema(query=Query, mutation=Mutation, extensions=[
+    return GraphmemSchema(query=Query, mutation=Mutation, subscription=Subscription, extensions=[
         lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
         Charged, ErrorCodes])
 
 
-schema = build_schema(Settings(_env_file=None))  # the default limits; for `strawberry export-schema` and tests
+schema = build_schema(Settings(_env_file=None))  # the default limits; for the schema's export and tests

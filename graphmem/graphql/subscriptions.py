@@ -1,0 +1,66 @@
+"""Subscriptions over the ``graphql-transport-ws`` protocol on ``/graphql``: ``job(id)`` streams a job's
+status until it ends. The token comes in the ``connection_init`` payload (``{"token": "gm_..."}`` or
+``{"Authorization": "Bearer gm_..."}``); a missing or bad one closes the socket with code 4401."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
+
+from graphmem.errors import GraphmemError
+from graphmem.graphql.context import GraphContext, Info
+from graphmem.graphql.types import JobType
+from graphmem.results import JobStatus
+
+POLL_S = 0.25  # how often a job subscription reads the job's status
+ENDED = {JobStatus.done, JobStatus.failed}
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(description="a job's status: now, at each change, and last when it ends")
+    async def job(self, info: Info, id: strawberry.ID,
+                  namespace: Annotated[str | None, strawberry.argument(
+                      description="the namespace (default: the credential's own)")] = None,
+                  ) -> AsyncGenerator[JobType, None]:
+        ctx, _ = info.context.scope(namespace)
+        seen: tuple[Any, ...] | None = None
+        while True:
+            job = await info.context.call(info.context.service.job_status, ctx, str(id))
+            state = (job.status, job.attempts, job.started_at, job.finished_at)
+            if state != seen:
+                seen = state
+                yield JobType.from_result(job)
+            if job.status in ENDED:
+                return
+            await asyncio.sleep(POLL_S)
+
+
+def token_in(payload: dict[str, Any]) -> str | None:
+    """The token of a ``connection_init`` payload."""
+    token = payload.get("token")
+    if isinstance(token, str) and token:
+        return token
+    header = payload.get("Authorization") or payload.get("authorization")
+    if isinstance(header, str) and header.lower().startswith("bearer "):
+        return header[7:].strip() or None
+    return None
+
+
+class TransportWS(BaseGraphQLTransportWSHandler[GraphContext, None]):
+    """graphql-transport-ws with the caller authenticated at ``connection_init`` (close code 4401 if not)."""
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        payload = message.get("payload") or {}
+        if not self.connection_init_received and isinstance(payload, dict):
+            try:
+                await self.context.authenticate(token_in(payload))
+            except GraphmemError:
+                await self.websocket.close(code=4401, reason="Unauthorized")
+                return
+        await super().handle_connection_init(message)
