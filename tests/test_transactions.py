@@ -9,6 +9,7 @@ import pytest
 
 from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput
 from graphmem.results import Document
+from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
 from helpers import counts, query
@@ -79,3 +80,23 @@ def test_hard_delete_failing_half_way_deletes_nothing(service: MemoryService, ct
         service.forget(ctx, v1.id, ForgetRequest(mode=ForgetMode.hard))
     assert "chain_delete_facts" in ran
     assert counts(graph, ns) == before
+
+
+def test_a_record_deleted_by_a_concurrent_transaction_is_retried_then_a_conflict(runtime: Runtime) -> None:
+    """The bundled engine reports a read of a record another transaction just deleted as EntityNotFound: the
+    store retries it like a write conflict, and after the last attempt the caller hears a conflict with its
+    next step, not an internal error."""
+    from neo4j.exceptions import Neo4jError
+
+    from graphmem.errors import Conflict
+
+    calls = 0
+
+    def always_racing(tx: object) -> None:
+        nonlocal calls
+        calls += 1
+        raise Neo4jError._hydrate_neo4j(code="Neo.ClientError.Statement.EntityNotFound", message="deleted")
+
+    with pytest.raises(Conflict) as raised:
+        runtime.store.write(always_racing)
+    assert calls > 1 and raised.value.details["next_step"]

@@ -118,10 +118,16 @@ MEMO_TTL_S = 30.0  # how stale a memoised namespace size may be (it only picks e
 CONNECTION_ATTEMPTS = 2  # a pooled connection may be stale after a server restart: one fresh try
 
 
+# A record another transaction deleted while this one read it: the bundled engine reports that race as
+# EntityNotFound (seen with concurrent hard deletes of one memory). A retry reads again and finds the winner's
+# state (our transaction functions read before they write), as after a write conflict.
+_RACE_CODES = {"Neo.ClientError.Statement.EntityNotFound"}
+
+
 def _is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, (RetryTransaction, ConstraintError, *_CONNECTION_ERRORS)):
         return True
-    return isinstance(exc, Neo4jError) and exc.is_retryable()
+    return isinstance(exc, Neo4jError) and (exc.is_retryable() or exc.code in _RACE_CODES)
 
 
 def _stop(max_attempts: int) -> Callable[[RetryCallState], bool]:
@@ -224,6 +230,9 @@ class GraphStore:
             raise Conflict("too many concurrent changes to the same records",
                            next_step="retry the request (with the same request_id, if it had one)") from None
         except Neo4jError as exc:
+            if exc.code in _RACE_CODES:
+                raise Conflict("too many concurrent changes to the same records",
+                               next_step="retry the request (with the same request_id, if it had one)") from None
             refused = _refused_value(exc)
             if refused is not None:
                 raise refused from None
