@@ -236,3 +236,19 @@ def test_the_committed_schema_is_the_code_schema() -> None:
     committed = (ROOT / "schema.graphql").read_text()
     assert committed == schema.as_str() + "\n", (
         "schema.graphql differs from the code's schema: run `.venv/bin/graphmem graphql-schema > schema.graphql`")
+
+
+def test_every_typed_error_has_its_code() -> None:
+    """The mapping itself, for the errors a live test cannot provoke cheaply (an outage, a bug)."""
+    from graphql import GraphQLError
+
+    from graphmem.errors import Conflict, Unavailable
+    from graphmem.graphql.errors import coded
+
+    outage = coded(GraphQLError("x", original_error=Unavailable("the graph database cannot be reached")))
+    assert outage.extensions == {"code": "UNAVAILABLE"} and "cannot be reached" in outage.message
+    conflict = coded(GraphQLError("x", original_error=Conflict("stale", next_step="read it again")))
+    assert conflict.extensions == {"code": "CONFLICT", "nextStep": "read it again"}
+    bug = coded(GraphQLError("x", original_error=KeyError("secret internals")))
+    assert bug.extensions is not None and bug.extensions["code"] == "INTERNAL" and bug.extensions["ref"]
+    assert "secret" not in bug.message

@@ -335,3 +335,106 @@ def test_another_namespace_cannot_be_reached(client: TestClient, runtime: Runtim
     assert code(named) == "NOT_FOUND"
     still = data(client, victim, "query($id: ID!) { memory(id: $id) { content isForgotten } }", id=theirs["id"])
     assert still["memory"] == {"content": "Victim secret: the vault code is 4417.", "isForgotten": False}
+
+
+BAD_INPUT = [
+    '{ recall(query: "x", maxTokens: 10) { contextText } }',
+    '{ recall(query: "") { contextText } }',
+    '{ triples(first: 5) { edges { cursor } } }',
+    '{ triples(term: "x", first: 0) { edges { cursor } } }',
+    '{ history(id: "bad id!") { nextCursor } }',
+    '{ handoff(project: "no spaces allowed") { version } }',
+    '{ handoffs(first: 0) { nextCursor } }',
+    '{ job(id: "bad id!") { status } }',
+    '{ findPath(from: "A", to: "B", maxHops: 99) { hops } }',
+    '{ search(query: "x", target: ENTITIES, first: 0) { edges { score } } }',
+    '{ search(query: "x", filters: {since: "2026-02-01T00:00:00Z", until: "2026-01-01T00:00:00Z"}) '
+    '{ edges { score } } }',
+    '{ facts(first: 0) { totalCount } }',
+    '{ entities(first: 5, where: {id: {in: []}}) { totalCount } }',
+    '{ memories(first: 5, after: "not-a-cursor") { totalCount } }',
+    '{ memory(id: "x") { facts(first: 5000) { id } } }',
+    'mutation { updateMemory(id: "x", content: "") { id } }',
+    'mutation { saveHandoff(project: "p", goal: "g", expectedVersion: 0, requestId: "short") { version } }',
+    'mutation { forgetMemory(id: "bad id!") { facts } }',
+    'mutation { restoreMemory(id: "bad id!") { id } }',
+    'mutation { remember(content: "x", metadata: {nested: {deep: 1}}) { ... on Memory { id } } }',
+]
+
+
+@pytest.mark.parametrize("operation", BAD_INPUT)
+def test_bad_input_is_bad_input(client: TestClient, auth: Headers, operation: str) -> None:
+    if "facts(first: 5000)" in operation:
+        made = remember(client, auth, "A memory to read.")
+        operation = operation.replace('"x"', f'"{made["id"]}"')
+    body = gql(client, auth, operation)
+    assert code(body) == "BAD_INPUT", body
+    assert body["errors"][0]["message"] and "Traceback" not in str(body)
+
+
+def test_not_found_answers(client: TestClient, auth: Headers) -> None:
+    missing = "00000000-0000-4000-8000-000000000000"
+    for operation in ('query($id: ID!) { job(id: $id) { status } }',
+                      'query($id: ID!) { history(id: $id) { nextCursor } }',
+                      'mutation($id: ID!) { restoreMemory(id: $id) { id } }'):
+        assert code(gql(client, auth, operation, id=missing)) == "NOT_FOUND", operation
+
+
+def test_search_targets_and_filters(client: TestClient, auth: Headers) -> None:
+    kiln = remember(client, auth, "The kiln in studio four runs hot.", path="studio/four")
+    remember(client, auth, "The kiln in studio nine is new.", path="studio/nine")
+    entities = data(client, auth, '{ search(query: "studio", target: ENTITIES) { edges { score node { ... on Entity '
+                                  '{ name } } } } }')["search"]["edges"]
+    assert all("name" in e["node"] for e in entities)
+    filtered = data(client, auth, """{ search(query: "kiln", filters: {path: {eq: "studio/four"}}) {
+        edges { node { ... on Memory { id } } } } }""")["search"]["edges"]
+    assert [e["node"]["id"] for e in filtered] == [kiln["id"]]
+    facts = data(client, auth, """query($id: ID!) { search(query: "kiln", target: FACTS, filters: {memoryId: $id}) {
+        edges { node { ... on Fact { memoryId } } } } }""", id=kiln["id"])["search"]["edges"]
+    assert facts and {e["node"]["memoryId"] for e in facts} == {kiln["id"]}
+    later = data(client, auth, """{ search(query: "kiln", filters: {since: "2999-01-01T00:00:00Z"}) {
+        edges { score } } }""")["search"]["edges"]
+    assert later == []
+
+
+def test_facts_walk_is_stable_while_memories_are_added(client: TestClient, auth: Headers) -> None:
+    for number in range(7):
+        remember(client, auth, f"Fact number {number} about the mill.")
+    query = """query($after: String) { facts(first: 3, after: $after) { totalCount
+        pageInfo { endCursor hasNextPage } edges { node { id } } } }"""
+    seen: list[str] = []
+    after = None
+    while True:
+        page = data(client, auth, query, after=after)["facts"]
+        seen += [e["node"]["id"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+        remember(client, auth, f"Added while walking {len(seen)}.")
+    assert len(seen) == len(set(seen)) == 7
+
+
+@pytest.mark.parametrize("mutation", [
+    'mutation { remember(content: "Nope.") { ... on Memory { id } } }',
+    'mutation($id: ID!) { updateMemory(id: $id, content: "Nope.") { id } }',
+    'mutation($id: ID!) { forgetMemory(id: $id) { facts } }',
+    'mutation { saveHandoff(project: "p", goal: "g", expectedVersion: 0, requestId: "read-only-1") { version } }',
+])
+def test_a_read_token_cannot_write(client: TestClient, runtime: Runtime, ns: str, auth: Headers,
+                                   mutation: str) -> None:
+    made = remember(client, auth, "Written by the owner of the namespace.")
+    reader = bearer(credential(runtime, [ns], scopes=(Scope.read,)))
+    body = gql(client, reader, mutation, **({"id": made["id"]} if "$id" in mutation else {}))
+    assert code(body) == "FORBIDDEN"
+    assert data(client, auth, "query($id: ID!) { memory(id: $id) { isForgotten version } }",
+                id=made["id"])["memory"] == {"isForgotten": False, "version": 1}
+
+
+def test_the_system_namespace_is_not_reachable(client: TestClient, runtime: Runtime) -> None:
+    _, token = runtime.identity.create(NewCredential(name="star", scopes=[Scope.read, Scope.write],
+                                                     namespaces=["*"]))
+    body = gql(client, bearer(token), '{ memories(first: 1, namespace: "_system") { totalCount } }')
+    assert code(body) in {"BAD_INPUT", "NOT_FOUND"}
+    body = gql(client, bearer(token), 'mutation { remember(content: "x", namespace: "_system") { ... on Memory '
+                                      '{ id } } }')
+    assert code(body) in {"BAD_INPUT", "FORBIDDEN", "NOT_FOUND"}
