@@ -438,3 +438,14 @@ def test_the_system_namespace_is_not_reachable(client: TestClient, runtime: Runt
     body = gql(client, bearer(token), 'mutation { remember(content: "x", namespace: "_system") { ... on Memory '
                                       '{ id } } }')
     assert code(body) in {"BAD_INPUT", "FORBIDDEN", "NOT_FOUND"}
+
+
+def test_a_subscription_to_an_unknown_job_answers_not_found(client: TestClient, runtime: Runtime, ns: str) -> None:
+    with client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as ws:
+        ws.send_json({"type": "connection_init", "payload": {"Authorization": f"Bearer {credential(runtime, [ns])}"}})
+        assert ws.receive_json()["type"] == "connection_ack"
+        ws.send_json({"id": "1", "type": "subscribe", "payload": {
+            "query": JOB_SUBSCRIPTION, "variables": {"id": "00000000-0000-4000-8000-000000000000"}}})
+        answer = ws.receive_json()
+        errors = answer["payload"] if answer["type"] == "error" else answer["payload"]["errors"]
+        assert errors[0]["extensions"]["code"] == "NOT_FOUND" and "Traceback" not in str(answer)

@@ -33,15 +33,24 @@ def coded(error: GraphQLError) -> GraphQLError:
     if original is None:  # the query itself: syntax, unknown names, wrong types, a limit
         return _with(error, error.message, {"code": "BAD_INPUT"})
     if isinstance(original, GraphmemError):
-        extensions: dict[str, Any] = {"code": CODES.get(original.code, "INTERNAL")}
-        extensions.update({DETAILS[k]: v for k, v in original.details.items() if k in DETAILS})
-        return _with(error, original.message, extensions)
+        return _with(error, original.message, _extensions(original))
     if isinstance(original, GraphQLError):  # a scalar's parse error, raised as GraphQL's own
         return _with(error, original.message, {"code": "BAD_INPUT"})
     ref = uuid.uuid4().hex[:12]
     log.error("unexpected error in a GraphQL resolver (ref %s): %s", ref, type(original).__name__,
               exc_info=original)
     return _with(error, "an unexpected error; the server's log has the details", {"code": "INTERNAL", "ref": ref})
+
+
+def _extensions(exc: GraphmemError) -> dict[str, Any]:
+    extensions: dict[str, Any] = {"code": CODES.get(exc.code, "INTERNAL")}
+    extensions.update({DETAILS[k]: v for k, v in exc.details.items() if k in DETAILS})
+    return extensions
+
+
+def streamed(exc: GraphmemError) -> GraphQLError:
+    """A typed error of a subscription's stream, coded here: streamed results bypass ``ErrorCodes``."""
+    return GraphQLError(exc.message, original_error=exc, extensions=_extensions(exc))
 
 
 def rate_limited(errors: list[GraphQLError]) -> RateLimited | None:

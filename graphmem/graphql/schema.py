@@ -38,7 +38,7 @@ from graphmem.graphql.types import (
     PathResultType,
     RecallResultType,
     SearchConnection,
-    SearchEdge,
+    SearchHit,
     SearchTarget,
     Triple,
 )
@@ -126,7 +126,7 @@ class Query(Connections):
             entities = await info.context.call(service.search_entities, ctx, parse(EntitySearchRequest, _present({
                 "query": query, "limit": first, "explain": explain, "namespaces": [ns], "view": view,
                 "path": filters.values()["path"] if filters else None})))
-            return SearchConnection(edges=[SearchEdge(
+            return SearchConnection(edges=[SearchHit(
                 cursor=str(rank), score=hit.score, similarity=hit.similarity, signals=None, evidence=[],
                 node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=ns))
                 for rank, hit in enumerate(entities.items, start=1)])

@@ -14,6 +14,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import Connec
 
 from graphmem.errors import GraphmemError
 from graphmem.graphql.context import GraphContext, Info
+from graphmem.graphql.errors import streamed
 from graphmem.graphql.types import JobType
 from graphmem.results import JobStatus
 
@@ -28,10 +29,13 @@ class Subscription:
                   namespace: Annotated[str | None, strawberry.argument(
                       description="the namespace (default: the credential's own)")] = None,
                   ) -> AsyncGenerator[JobType, None]:
-        ctx, _ = info.context.scope(namespace)
         seen: tuple[Any, ...] | None = None
         while True:
-            job = await info.context.call(info.context.service.job_status, ctx, str(id))
+            try:
+                ctx, _ = info.context.scope(namespace)
+                job = await info.context.call(info.context.service.job_status, ctx, str(id))
+            except GraphmemError as exc:
+                raise streamed(exc) from None
             state = (job.status, job.attempts, job.started_at, job.finished_at)
             if state != seen:
                 seen = state

@@ -259,8 +259,8 @@ class Signal:
 SearchNode = Annotated[Memory | Fact | Entity, strawberry.union("SearchNode")]
 
 
-@strawberry.type
-class SearchEdge:
+@strawberry.type(description="A hit: its score, its signals (with explain) and the memory, fact or entity")
+class SearchHit:
     cursor: str = strawberry.field(description="the hit's 1-based position (a search is one page)")
     score: float
     similarity: float = strawberry.field(description="cosine similarity to the query, 0..1")
@@ -271,11 +271,11 @@ class SearchEdge:
 
 @strawberry.type
 class SearchConnection:
-    edges: list[SearchEdge]
+    edges: list[SearchHit]
 
     @classmethod
     def of_memories(cls, hits: list[DocumentHit], documents: dict[str, Document], namespace: str) -> SearchConnection:
-        return cls(edges=[SearchEdge(cursor=str(rank), score=hit.score, similarity=hit.similarity,
+        return cls(edges=[SearchHit(cursor=str(rank), score=hit.score, similarity=hit.similarity,
                                      signals=Signal.of(hit.signals),
                                      evidence=[Fact.from_hit(f, namespace) for f in hit.facts],
                                      node=Memory.from_result(documents[hit.document_id]))
@@ -283,7 +283,7 @@ class SearchConnection:
 
     @classmethod
     def of_facts(cls, hits: list[FactHit], namespace: str) -> SearchConnection:
-        return cls(edges=[SearchEdge(cursor=str(rank), score=hit.score, similarity=hit.similarity,
+        return cls(edges=[SearchHit(cursor=str(rank), score=hit.score, similarity=hit.similarity,
                                      signals=Signal.of(hit.explain.signals if hit.explain else None),
                                      evidence=[], node=Fact.from_hit(hit, namespace))
                           for rank, hit in enumerate(hits, start=1)])
