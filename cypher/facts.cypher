@@ -55,3 +55,20 @@ MATCH (f:Fact {id: fact_id})-[:MENTIONS]->(e:Entity)
 WHERE f.namespace IN $namespaces AND e.namespace = f.namespace
 RETURN f.id AS fact_id, e.id AS id, e.name AS name, e.type AS type
 ORDER BY fact_id, name, id
+
+// The triples read from each fact, up to $limit per fact (subject, predicate, object order), with the citation
+// the search's rows carry. No view condition: the caller already sees the facts it asks about.
+// name: facts_triples
+UNWIND $ids AS fact_id
+MATCH (f:Fact {id: fact_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
+WHERE f.namespace IN $namespaces AND r.fact_id = f.id AND r.namespace = f.namespace
+  AND s.namespace = f.namespace AND o.namespace = f.namespace
+WITH f, s, r, o
+ORDER BY s.id, r.predicate, o.id
+WITH f, collect({s: s, r: r, o: o})[..$limit] AS triples
+MATCH (f)<-[:CONTAINS]-(d:Document)
+UNWIND triples AS t
+RETURN t.s.id AS subject_id, t.s.name AS subject, t.s.type AS subject_type, t.r.predicate AS predicate,
+       t.r.negated AS negated, t.o.id AS object_id, t.o.name AS object, t.o.type AS object_type,
+       f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
+       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path

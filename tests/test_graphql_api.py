@@ -449,3 +449,58 @@ def test_a_subscription_to_an_unknown_job_answers_not_found(client: TestClient, 
         answer = ws.receive_json()
         errors = answer["payload"] if answer["type"] == "error" else answer["payload"]["errors"]
         assert errors[0]["extensions"]["code"] == "NOT_FOUND" and "Traceback" not in str(answer)
+
+
+def test_relationships_follow_the_view_their_parent_was_read_in(client: TestClient, auth: Headers) -> None:
+    made = remember(client, auth, "Mira Sato works at Helix Labs.")
+    data(client, auth, """mutation($id: ID!) { updateMemory(id: $id, content: "Mira Sato works at Nordwind Robotics.") {
+        id } }""", id=made["id"])
+    old = data(client, auth, """query($id: ID!) { memory(id: $id) { isLatest facts { triples { statement } } } }""",
+               id=made["id"])["memory"]
+    assert old["isLatest"] is False and old["facts"][0]["triples"][0]["statement"] == "Mira Sato work at Helix Labs"
+    query = """query($superseded: Boolean!) { entities(first: 10, includeSuperseded: $superseded,
+        where: {name: {eq: "Mira Sato"}}) { edges { node { facts { text } neighbours { entity { name } } } } } }"""
+    now = data(client, auth, query, superseded=False)["entities"]["edges"][0]["node"]
+    every = data(client, auth, query, superseded=True)["entities"]["edges"][0]["node"]
+    assert [f["text"] for f in now["facts"]] == ["Mira Sato works at Nordwind Robotics."]
+    assert {f["text"] for f in every["facts"]} == {"Mira Sato works at Nordwind Robotics.",
+                                                   "Mira Sato works at Helix Labs."}
+    assert {n["entity"]["name"] for n in now["neighbours"]} == {"Nordwind Robotics"}
+    assert {n["entity"]["name"] for n in every["neighbours"]} == {"Nordwind Robotics", "Helix Labs"}
+
+
+def test_errors_over_the_socket_carry_codes(client: TestClient, runtime: Runtime, ns: str) -> None:
+    with client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as ws:
+        ws.send_json({"type": "connection_init", "payload": {"token": credential(runtime, [ns])}})
+        assert ws.receive_json()["type"] == "connection_ack"
+        ws.send_json({"id": "q", "type": "subscribe", "payload": {"query": '{ memory(id: "no-such") { id } }'}})
+        answer = ws.receive_json()
+        assert answer["type"] == "next" and answer["payload"]["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+        assert ws.receive_json() == {"id": "q", "type": "complete"}
+        ws.send_json({"id": "v", "type": "subscribe", "payload": {"query": "{ nothingHere }"}})
+        invalid = ws.receive_json()
+        assert invalid["type"] == "error" and invalid["payload"][0]["extensions"]["code"] == "BAD_INPUT"
+
+
+def test_a_subscription_is_charged_and_refused_over_the_limit(runtime: Runtime, ns: str) -> None:
+    from graphmem.identity import Identity, RateLimits
+
+    limited = Identity(runtime.identity.credentials, RateLimits(reads=1, writes=5, window_s=60,
+                                                                storage_uri="memory://"), "default")
+    app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
+    _, token = limited.create(NewCredential(name="busy-sub", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    with TestClient(app) as busy:
+        job = data(busy, bearer(token), """mutation { remember(content: "Queued.", async: true) {
+            ... on Job { id } } }""")["remember"]
+        with busy.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as ws:
+            ws.send_json({"type": "connection_init", "payload": {"token": token}})
+            assert ws.receive_json()["type"] == "connection_ack"
+            for number in range(2):
+                ws.send_json({"id": str(number), "type": "subscribe", "payload": {
+                    "query": JOB_SUBSCRIPTION, "variables": {"id": job["id"]}}})
+                first = ws.receive_json()
+                if number == 0:
+                    assert first["payload"]["data"]["job"]["status"] == "queued"
+                    ws.send_json({"id": "0", "type": "complete"})
+                else:
+                    assert first["payload"]["errors"][0]["extensions"]["code"] == "RATE_LIMITED"

@@ -249,6 +249,7 @@ class Connections:
                 "types": w.type.values("type") if w.type else None})}),
             info.context.runtime.settings.limits)
         page = await info.context.call(info.context.service.list_entities, ctx, ns, options)
-        return EntityConnection(edges=[EntityEdge(cursor=cursor, node=Entity.from_ref(item, ns))
+        view = options.view
+        return EntityConnection(edges=[EntityEdge(cursor=cursor, node=Entity.from_ref(item, ns, view))
                                        for item, cursor in zip(page.items, page.cursors or [], strict=True)],
                                 page_info=_page_info(page.next_cursor), total_count=page.total)

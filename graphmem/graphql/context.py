@@ -82,7 +82,8 @@ class Charged(SchemaExtension):
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context.context
-        if isinstance(context, GraphContext):
+        subscription = self.execution_context.operation_type is OperationType.SUBSCRIPTION
+        if isinstance(context, GraphContext) and not subscription:  # a subscription charges in its resolver
             kind = Charge.write if self.execution_context.operation_type is OperationType.MUTATION else Charge.read
             try:
                 context.runtime.identity.charge(context.credential, kind)

@@ -1,7 +1,9 @@
 """Errors as GraphQL answers them: a message for people and ``extensions.code`` (BAD_INPUT, UNAUTHENTICATED,
 FORBIDDEN, NOT_FOUND, CONFLICT with ``nextStep``, RATE_LIMITED with ``retryAfter``, UNAVAILABLE, INTERNAL),
 never a stack trace. A query the schema rejects (unknown field, wrong type, over a limit) is BAD_INPUT; an
-unexpected error is logged with a reference the answer carries."""
+argument a service input refuses is BAD_INPUT too (resolvers build inputs with ``parse``, which raises the typed
+error); anything else, a validation error of a result included, is unexpected: logged with a reference the
+answer carries, and the answer says nothing else."""
 
 from __future__ import annotations
 
@@ -11,11 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from graphql import GraphQLError
-from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
 from graphmem.errors import GraphmemError, RateLimited
-from graphmem.model.fields import invalid_input
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +28,6 @@ DETAILS = {"next_step": "nextStep", "retry_after": "retryAfter", "field": "field
 def coded(error: GraphQLError) -> GraphQLError:
     """``error`` with the message and extensions a client sees."""
     original = error.original_error
-    if isinstance(original, ValidationError):
-        original = invalid_input(original)
     if original is None:  # the query itself: syntax, unknown names, wrong types, a limit
         return _with(error, error.message, {"code": "BAD_INPUT"})
     if isinstance(original, GraphmemError):

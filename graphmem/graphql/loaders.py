@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 MAX_BATCH = 500  # keys in one batched read (the service takes up to 1,000 ids)
 V = TypeVar("V")
-Key = tuple[Any, ...]  # (namespace, id) or (namespace, id, first)
+Key = tuple[Any, ...]  # (namespace, id), (namespace, id, first) or (namespace, id, first, view)
 Fetch = Callable[[MemoryService, CallerContext, str, list[str], tuple[Any, ...]], Mapping[str, V]]
 
 
@@ -66,6 +66,6 @@ class Loaders:
         self.entities: DataLoader[Key, EntityRef | None] = loader(
             lambda s, ctx, ns, ids, _: s.get_entities(ctx, ns, ids), lambda: None)
         self.entity_facts: DataLoader[Key, list[EntityFact]] = loader(
-            lambda s, ctx, ns, ids, b: s.facts_of_entities(ctx, ns, ids, b[0]), list)
+            lambda s, ctx, ns, ids, b: s.facts_of_entities(ctx, ns, ids, b[0], b[1]), list)
         self.entity_neighbours: DataLoader[Key, list[Neighbour]] = loader(
-            lambda s, ctx, ns, ids, b: s.neighbours_of_entities(ctx, ns, ids, b[0]), list)
+            lambda s, ctx, ns, ids, b: s.neighbours_of_entities(ctx, ns, ids, b[0], b[1]), list)

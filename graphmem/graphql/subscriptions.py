@@ -9,13 +9,15 @@ from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
 import strawberry
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
+from graphql import GraphQLSyntaxError
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler, Operation
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
 
 from graphmem.errors import GraphmemError
 from graphmem.graphql.context import GraphContext, Info
-from graphmem.graphql.errors import streamed
+from graphmem.graphql.errors import coded, streamed
 from graphmem.graphql.types import JobType
+from graphmem.identity import Charge
 from graphmem.results import JobStatus
 
 POLL_S = 0.25  # how often a job subscription reads the job's status
@@ -30,6 +32,10 @@ class Subscription:
                       description="the namespace (default: the credential's own)")] = None,
                   ) -> AsyncGenerator[JobType, None]:
         seen: tuple[Any, ...] | None = None
+        try:  # one charge for the subscription (the operation's own charge skips subscriptions)
+            info.context.runtime.identity.charge(info.context.credential, Charge.read)
+        except GraphmemError as exc:
+            raise streamed(exc) from None
         while True:
             try:
                 ctx, _ = info.context.scope(namespace)
@@ -45,6 +51,15 @@ class Subscription:
             await asyncio.sleep(POLL_S)
 
 
+async def _coded(results: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    """``results`` with their errors coded; a syntax error stays as it is (the protocol closes with 4400)."""
+    async for result in results:
+        errors = getattr(result, "errors", None)
+        if errors:
+            result.errors = [e if isinstance(e, GraphQLSyntaxError) else coded(e) for e in errors]
+        yield result
+
+
 def token_in(payload: dict[str, Any]) -> str | None:
     """The token of a ``connection_init`` payload."""
     token = payload.get("token")
@@ -57,7 +72,12 @@ def token_in(payload: dict[str, Any]) -> str | None:
 
 
 class TransportWS(BaseGraphQLTransportWSHandler[GraphContext, None]):
-    """graphql-transport-ws with the caller authenticated at ``connection_init`` (close code 4401 if not)."""
+    """graphql-transport-ws with the caller authenticated at ``connection_init`` (close code 4401 if not),
+    and every error of every frame coded as over HTTP (the socket's frames leave before the operation's
+    error coder runs)."""
+
+    async def _send_result_stream(self, operation: Operation[GraphContext, None], result_source: Any) -> None:
+        await super()._send_result_stream(operation, _coded(result_source))
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
         payload = message.get("payload") or {}

@@ -13,6 +13,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graphmem.graphql.context import Info
+from graphmem.model import CURRENT, View
 from graphmem.results import (
     Document,
     DocumentHit,
@@ -166,14 +167,15 @@ class Entity:
     name: str | None
     type: str | None
     namespace: strawberry.Private[str]
+    view: strawberry.Private[View] = CURRENT  # the view it was listed in: its facts and triples are read in it
 
     @classmethod
-    def from_ref(cls, ref: EntityRef, namespace: str) -> Entity:
-        return cls(id=strawberry.ID(ref.id), name=ref.name, type=ref.type, namespace=namespace)
+    def from_ref(cls, ref: EntityRef, namespace: str, view: View = CURRENT) -> Entity:
+        return cls(id=strawberry.ID(ref.id), name=ref.name, type=ref.type, namespace=namespace, view=view)
 
     @strawberry.field(description="the facts that mention it, newest first (first: 0-1000)")
     async def facts(self, info: Info, first: int = FIRST) -> list[Fact]:
-        mentions = await info.context.loaders.entity_facts.load((self.namespace, str(self.id), first))
+        mentions = await info.context.loaders.entity_facts.load((self.namespace, str(self.id), first, self.view))
         records = await info.context.loaders.facts.load_many([(self.namespace, m.fact_id) for m in mentions])
         return [Fact.from_record(r) for r in records if r is not None]
 
@@ -184,13 +186,13 @@ class Entity:
     @strawberry.field(description="the entities one triple away, each with the triple (first: 0-1000)")
     async def neighbours(self, info: Info, first: int = FIRST) -> list[NeighbourEdge]:
         return [NeighbourEdge(entity=Entity(id=strawberry.ID(n.id), name=n.name, type=n.type,
-                                            namespace=self.namespace),
+                                            namespace=self.namespace, view=self.view),
                               predicate=n.predicate, negated=n.negated, outgoing=n.outgoing,
                               fact_id=strawberry.ID(n.fact_id), namespace=self.namespace)
                 for n in await self._neighbours(info, first)]
 
     async def _neighbours(self, info: Info, first: int) -> list[Neighbour]:
-        return await info.context.loaders.entity_neighbours.load((self.namespace, str(self.id), first))
+        return await info.context.loaders.entity_neighbours.load((self.namespace, str(self.id), first, self.view))
 
 
 @strawberry.type(description="An entity one triple away, and the triple.")
@@ -226,7 +228,8 @@ class Triple:
 
     @classmethod
     def from_neighbour(cls, entity: Entity, n: Neighbour) -> Triple:
-        other = Entity(id=strawberry.ID(n.id), name=n.name, type=n.type, namespace=entity.namespace)
+        other = Entity(id=strawberry.ID(n.id), name=n.name, type=n.type, namespace=entity.namespace,
+                       view=entity.view)
         subject, obj = (entity, other) if n.outgoing else (other, entity)
         statement = f"{subject.name} {'not ' if n.negated else ''}{n.predicate} {obj.name}"
         return cls(subject=subject, predicate=n.predicate, object=obj, negated=n.negated, statement=statement,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from graphmem.model import TripleQuery, View
+from graphmem.model import TripleQuery
 from graphmem.results import Citation, EntityRef, TripleHit
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
@@ -25,7 +25,6 @@ from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
 
 RESOLVE_K = 50  # entities (and facts, for a term) a text may resolve to
-TRIPLES_PER_FACT = 50  # triples read per fact when a batch of facts asks for theirs
 
 
 class TripleKey(BaseModel):
@@ -73,19 +72,12 @@ def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: Tripl
     return [_hit(row) for row in page], last
 
 
-def triples_of_facts(tx: Tx, namespaces: list[str], view: View, fact_ids: list[str],
-                     per_fact: int) -> dict[str, list[TripleHit]]:
-    """The triples read from each fact, newest first, up to ``per_fact`` each, in one statement (the search's
-    own, with no filter). A sentence yields a handful of triples; the statement reads at most
-    ``TRIPLES_PER_FACT`` per fact asked for."""
-    params: dict[str, Any] = {
-        "namespaces": namespaces, **view_params(view), **path_params(None), "subject_ids": None, "object_ids": None,
-        "term_entity_ids": None, "term_fact_ids": [], "negated": None, "predicate": None,
-        "limit": TRIPLES_PER_FACT * len(fact_ids), **{f"after_{name}": None for name in TripleKey.model_fields}}
+def triples_of_facts(tx: Tx, namespaces: list[str], fact_ids: list[str], per_fact: int) -> dict[str, list[TripleHit]]:
+    """The triples read from each fact, up to ``per_fact`` each, in one statement."""
     found: dict[str, list[TripleHit]] = {}
-    for row in tx.run("triples_from_facts", anchor_ids=fact_ids, **params):
+    for row in tx.run("facts_triples", ids=fact_ids, limit=per_fact, namespaces=namespaces):
         found.setdefault(row["fact_id"], []).append(_hit(row))
-    return {fact_id: hits[:per_fact] for fact_id, hits in found.items()}
+    return found
 
 
 def _entity_ids(tx: Tx, dialect: Dialect, params: dict[str, Any], text: str | None) -> list[str] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graphmem.model import CallerContext, FactListOptions, FactSort, View, checked
+from graphmem.model import CallerContext, FactListOptions, FactSort, checked
 from graphmem.results import EntityRef, FactPage, FactRecord, TripleHit
 from graphmem.search.triples import triples_of_facts
 from graphmem.service.access import readable
@@ -61,9 +61,10 @@ class Facts:
             found[row["fact_id"]].append(EntityRef.model_validate(row))
         return found
 
-    def triples_of(self, ctx: CallerContext, fact_ids: list[str], limit: int, view: View) -> dict[str, list[TripleHit]]:
-        """The triples read from each fact, up to ``limit`` each, visible in ``view``."""
+    def triples_of(self, ctx: CallerContext, fact_ids: list[str], limit: int) -> dict[str, list[TripleHit]]:
+        """The triples read from each fact, up to ``limit`` each (the fact's own, whatever the view: the
+        caller already sees the fact)."""
         ids, first = checked_ids(fact_ids), checked_count(limit)
         if not first:
             return {}
-        return self.core.store.read(lambda tx: triples_of_facts(tx, ctx.readable, view, ids, first))
+        return self.core.store.read(lambda tx: triples_of_facts(tx, ctx.readable, ids, first))

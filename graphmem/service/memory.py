@@ -256,10 +256,9 @@ class MemoryService:
         """What each fact mentions, in one read."""
         return self._facts.entities_of(ctx, fact_ids)
 
-    def triples_of_facts(self, ctx: CallerContext, fact_ids: list[str], limit: int,
-                         view: View = CURRENT) -> dict[str, list[TripleHit]]:
+    def triples_of_facts(self, ctx: CallerContext, fact_ids: list[str], limit: int) -> dict[str, list[TripleHit]]:
         """The triples read from each fact, up to ``limit`` each, in one read."""
-        return self._facts.triples_of(ctx, fact_ids, limit, view)
+        return self._facts.triples_of(ctx, fact_ids, limit)
 
     def find_path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
         """The shortest chains of triples and shared facts between two entities (``service/entities.py``)."""
