@@ -8,18 +8,16 @@ import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
 from graphmem.app import create_app
 from graphmem.graphql.schema import schema
 from graphmem.identity import Identity, NewCredential, RateLimits, Scope
 from graphmem.runtime import Runtime
-from graphmem.store.driver import Tx
 
-Headers = dict[str, str]
 ROOT = Path(__file__).resolve().parent.parent
 
 MEMORY_FIELDS = "id namespace version isLatest content recordedAt parentMemoryId"
@@ -32,33 +30,12 @@ def client(runtime: Runtime) -> Iterator[TestClient]:
 
 
 def token(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> Headers:
-    _, value = runtime.identity.create(NewCredential(name=f"g-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
-                                                     namespaces=namespaces))
-    return {"Authorization": f"Bearer {value}"}
+    return bearer(credential(runtime, namespaces, scopes))
 
 
 @pytest.fixture
 def auth(runtime: Runtime, ns: str) -> Headers:
     return token(runtime, [ns])
-
-
-def gql(client: TestClient, headers: Headers, query: str, status: int = 200, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def data(client: TestClient, headers: Headers, query: str, **variables: Any) -> dict[str, Any]:
-    body = gql(client, headers, query, **variables)
-    assert "errors" not in body, body["errors"]
-    result: dict[str, Any] = body["data"]
-    return result
-
-
-def error_code(body: dict[str, Any]) -> str:
-    code: str = body["errors"][0]["extensions"]["code"]
-    return code
 
 
 REMEMBER = f"""mutation($content: String!, $requestId: String, $path: String) {{
@@ -127,14 +104,7 @@ def test_nested_fields_are_batched_not_one_statement_per_item(client: TestClient
     number of hits: one batched read per relationship level."""
     for number in range(12):
         data(client, auth, REMEMBER, content=f"Batch note {number}: the kiln in studio {number} runs hot.")
-    sent: list[str] = []
-    original = Tx.run
-
-    def counted(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        sent.append(name)
-        return original(self, name, **params)
-
-    monkeypatch.setattr(Tx, "run", counted)
+    sent = sent_statements(monkeypatch)
     query = """query($first: Int!) { search(query: "kiln studio", first: $first) { edges { node {
         ... on Memory { id facts { id memory { id previousVersion { id } } } } } } } }"""
 
@@ -151,20 +121,20 @@ def test_nested_fields_are_batched_not_one_statement_per_item(client: TestClient
 
 def test_errors_carry_codes_and_no_stack_trace(client: TestClient, auth: Headers, runtime: Runtime) -> None:
     missing = gql(client, auth, '{ memory(id: "no-such-id") { id } }')
-    assert error_code(missing) == "NOT_FOUND" and "no-such-id" in missing["errors"][0]["message"]
+    assert code(missing) == "NOT_FOUND" and "no-such-id" in missing["errors"][0]["message"]
     bad_id = gql(client, auth, '{ memory(id: "bad id!") { id } }')
-    assert error_code(bad_id) == "BAD_INPUT"
+    assert code(bad_id) == "BAD_INPUT"
     too_many = gql(client, auth, '{ search(query: "x", first: 101) { edges { score } } }')
-    assert error_code(too_many) == "BAD_INPUT" and "limit" in too_many["errors"][0]["message"]
+    assert code(too_many) == "BAD_INPUT" and "limit" in too_many["errors"][0]["message"]
     empty = gql(client, auth, 'mutation { remember(content: "") { ... on Memory { id } } }')
-    assert error_code(empty) == "BAD_INPUT"
+    assert code(empty) == "BAD_INPUT"
     unknown = gql(client, auth, "{ nothingHere }")
-    assert error_code(unknown) == "BAD_INPUT"
+    assert code(unknown) == "BAD_INPUT"
     other = gql(client, auth, '{ search(query: "x", namespace: "someone-else") { edges { score } } }')
-    assert error_code(other) == "NOT_FOUND"  # a namespace the caller cannot read is invisible, as in /v1
+    assert code(other) == "NOT_FOUND"  # a namespace the caller cannot read is invisible, as in /v1
     reader = token(runtime, ["gq-read-" + uuid.uuid4().hex[:6]], scopes=(Scope.read,))
     refused = gql(client, reader, 'mutation { remember(content: "Nope.") { ... on Memory { id } } }')
-    assert error_code(refused) == "FORBIDDEN"
+    assert code(refused) == "FORBIDDEN"
     for body in (missing, bad_id, too_many, empty, unknown, other, refused):
         assert "Traceback" not in str(body) and "File \"" not in str(body)
 
@@ -173,7 +143,7 @@ def test_a_memory_of_another_namespace_is_not_found(client: TestClient, auth: He
     other_ns = f"gq-other-{uuid.uuid4().hex[:6]}"
     theirs = data(client, token(runtime, [other_ns]), REMEMBER, content="Secret plan for Atlas.")["remember"]
     found = gql(client, auth, "query($id: ID!) { memory(id: $id) { content } }", id=theirs["id"])
-    assert error_code(found) == "NOT_FOUND"
+    assert code(found) == "NOT_FOUND"
     hits = data(client, auth, '{ search(query: "Secret plan Atlas") { edges { score } } }')["search"]["edges"]
     assert hits == []
 
@@ -206,13 +176,13 @@ def test_operation_limits(client: TestClient, auth: Headers, runtime: Runtime) -
     deep = "{ memory(id: \"x\") { " + "previousVersion { " * settings.graphql_max_depth + "id" + " }" * (
         settings.graphql_max_depth + 1) + " }"
     body = gql(client, auth, deep)
-    assert error_code(body) == "BAD_INPUT" and "depth" in body["errors"][0]["message"]
+    assert code(body) == "BAD_INPUT" and "depth" in body["errors"][0]["message"]
     aliases = "{ " + " ".join(f"a{i}: me {{ name }}" for i in range(settings.graphql_max_aliases + 1)) + " }"
     body = gql(client, auth, aliases)
-    assert error_code(body) == "BAD_INPUT" and "aliases" in body["errors"][0]["message"]
+    assert code(body) == "BAD_INPUT" and "aliases" in body["errors"][0]["message"]
     tokens = "{ " + " ".join("me { name }" for _ in range(settings.graphql_max_tokens // 3)) + " }"
     body = gql(client, auth, tokens)
-    assert error_code(body) == "BAD_INPUT" and "token" in body["errors"][0]["message"].lower()
+    assert code(body) == "BAD_INPUT" and "token" in body["errors"][0]["message"].lower()
 
 
 def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runtime, ns: str) -> None:
@@ -225,11 +195,11 @@ def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runti
         write = 'mutation($c: String!) { remember(content: $c) { ... on Memory { id } } }'
         assert "errors" not in gql(client, headers, write, c="One write.")
         refused = gql(client, headers, write, status=429, c="Two writes.")
-        assert error_code(refused) == "RATE_LIMITED" and refused["errors"][0]["extensions"]["retryAfter"] >= 1
+        assert code(refused) == "RATE_LIMITED" and refused["errors"][0]["extensions"]["retryAfter"] >= 1
         # one operation with three fields (and nested loaders) is one read
         for _ in range(3):
             assert "errors" not in gql(client, headers, "{ a: me { name } b: me { name } c: me { name } }")
-        assert error_code(gql(client, headers, "{ me { name } }", status=429)) == "RATE_LIMITED"
+        assert code(gql(client, headers, "{ me { name } }", status=429)) == "RATE_LIMITED"
 
 
 def test_the_committed_schema_is_the_code_schema() -> None:

@@ -13,12 +13,10 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
 from graphmem.app import create_app
 from graphmem.identity import NewCredential, Scope
 from graphmem.runtime import Runtime
-from graphmem.store.driver import Tx
-
-Headers = dict[str, str]
 
 
 @pytest.fixture(scope="module")
@@ -27,38 +25,9 @@ def client(runtime: Runtime) -> Iterator[TestClient]:
         yield test_client
 
 
-def credential(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> str:
-    _, value = runtime.identity.create(NewCredential(name=f"g-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
-                                                     namespaces=namespaces))
-    return value
-
-
-def bearer(token: str) -> Headers:
-    return {"Authorization": f"Bearer {token}"}
-
-
 @pytest.fixture
 def auth(runtime: Runtime, ns: str) -> Headers:
     return bearer(credential(runtime, [ns]))
-
-
-def gql(client: TestClient, headers: Headers, query: str, **variables: Any) -> dict[str, Any]:
-    response = client.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def data(client: TestClient, headers: Headers, query: str, **variables: Any) -> dict[str, Any]:
-    body = gql(client, headers, query, **variables)
-    assert "errors" not in body, body["errors"]
-    result: dict[str, Any] = body["data"]
-    return result
-
-
-def code(body: dict[str, Any]) -> str:
-    value: str = body["errors"][0]["extensions"]["code"]
-    return value
 
 
 REMEMBER = """mutation($content: String!, $title: String, $path: String) {
@@ -179,14 +148,7 @@ def test_entity_and_fact_relationships_are_batched(client: TestClient, auth: Hea
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(8):
         remember(client, auth, f"Engineer{number} Okafor maintains the Orbit{number} service.")
-    sent: list[str] = []
-    original = Tx.run
-
-    def counted(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        sent.append(name)
-        return original(self, name, **params)
-
-    monkeypatch.setattr(Tx, "run", counted)
+    sent = sent_statements(monkeypatch)
     query = """query($first: Int!) { entities(first: $first) { edges { node {
         facts(first: 3) { id entities { id } triples { statement } }
         neighbours(first: 3) { entity { name } fact { id } } } } } }"""

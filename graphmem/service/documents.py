@@ -45,7 +45,7 @@ from graphmem.results import (
     NamespaceCounts,
 )
 from graphmem.service.access import readable
-from graphmem.service.paging import walk
+from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import (
     Core,
     check_same_request,
@@ -56,14 +56,17 @@ from graphmem.service.shared import (
     lock_chain,
 )
 from graphmem.store.driver import Tx
-from graphmem.store.views import path_params, view_params, where_params
 
 PREVIEW_CHARS = 280
 
 
-PAGE_STATEMENTS = {DocumentSort.newest: "documents_page", DocumentSort.oldest: "documents_page_oldest",
-                   DocumentSort.by_title: "documents_page_by_title"}
-
+DOCUMENTS = Listing[DocumentSummary](
+    purpose="documents", count="documents_count", key_names=("recorded_at", "title", "id"),
+    pages={DocumentSort.newest: "documents_page", DocumentSort.oldest: "documents_page_oldest",
+           DocumentSort.by_title: "documents_page_by_title"},
+    item=lambda row: DocumentSummary.model_validate({**row["document"], "preview": row["preview"],
+                                                     "parent_memory_id": row["parent_memory_id"]}),
+    key=lambda item: {"recorded_at": item.recorded_at, "title": item.title or "", "id": item.id})
 
 class _HistoryCursor(BaseModel):
     id: str
@@ -111,27 +114,10 @@ class Documents:
         conditions."""
         ns = readable(ctx, namespace)
         options = checked(options, self.core.limits)
-        page_walk = walk(self.core.cursors, "documents", ns, options.view,
-                         {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
-                         options.cursor, self.core.clock())
-        params = {"namespace": ns, **path_params(options.path), **where_params(options.where),
-                  **view_params(page_walk.view)}
-
-        def read(tx: Tx) -> DocumentPage:
-            total_row = tx.single("documents_count", **params)
-            rows = tx.run(PAGE_STATEMENTS[options.sort], skip=options.offset, limit=options.limit + 1,
-                          preview_chars=PREVIEW_CHARS, **page_walk.after_params(("recorded_at", "title", "id")),
-                          **params)
-            items = [DocumentSummary.model_validate({**r["document"], "preview": r["preview"],
-                                                     "parent_memory_id": r["parent_memory_id"]})
-                     for r in rows[:options.limit]]
-            next_cursor, cursors = page_walk.cursors(self.core.cursors, [
-                {"recorded_at": i.recorded_at, "title": i.title or "", "id": i.id} for i in items],
-                len(rows) > options.limit, options.item_cursors)
-            return DocumentPage(items=items, total=int(total_row["total"]) if total_row else 0, limit=options.limit,
-                                next_cursor=next_cursor, cursors=cursors)
-
-        return self.core.store.read(read)
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), DOCUMENTS, ns, options,
+                         skip=options.offset, preview_chars=PREVIEW_CHARS)
+        return DocumentPage(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
+                            cursors=page.cursors)
 
     def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions) -> HistoryPage:
         """The versions of the memory holding ``doc_id``, newest first."""

@@ -30,14 +30,17 @@ from graphmem.results import (
 )
 from graphmem.search.lucene import escape_lucene
 from graphmem.service.access import readable
-from graphmem.service.paging import walk
+from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import Core, checked_count, checked_ids
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
-from graphmem.store.views import path_params, view_params, where_params
+from graphmem.store.views import path_params, view_params
 
 PATH_FANOUT = 25
-ENTITY_PAGES = {EntitySort.name: "entities_page", EntitySort.name_desc: "entities_page_name_desc"}
+ENTITIES = Listing[EntityRef](
+    purpose="entities", count="entities_list_count", key_names=("name", "id"),
+    pages={EntitySort.name: "entities_page", EntitySort.name_desc: "entities_page_name_desc"},
+    item=EntityRef.model_validate, key=lambda item: {"name": item.name or "", "id": item.id})
 PATH_FRONTIER = 500
 
 
@@ -69,23 +72,9 @@ class Entities:
         cursor walk is pinned to the first page's time."""
         ns = readable(ctx, namespace)
         options = checked(options, self.core.limits)
-        page_walk = walk(self.core.cursors, "entities", ns, options.view,
-                         {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
-                         options.cursor, self.core.clock())
-        params = {"namespace": ns, **path_params(options.path), **where_params(options.where),
-                  **view_params(page_walk.view)}
-
-        def read(tx: Tx) -> EntityList:
-            total = tx.single("entities_list_count", **params)
-            rows = tx.run(ENTITY_PAGES[options.sort], limit=options.limit + 1,
-                          **page_walk.after_params(("name", "id")), **params)
-            items = [EntityRef.model_validate(row) for row in rows[:options.limit]]
-            next_cursor, cursors = page_walk.cursors(self.core.cursors, [
-                {"name": i.name or "", "id": i.id} for i in items], len(rows) > options.limit, options.item_cursors)
-            return EntityList(items=items, total=int(total["total"]) if total else 0, limit=options.limit,
-                              next_cursor=next_cursor, cursors=cursors)
-
-        return self.core.store.read(read)
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), ENTITIES, ns, options)
+        return EntityList(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
+                          cursors=page.cursors)
 
     def many(self, ctx: CallerContext, namespace: str, entity_ids: list[str], view: View) -> dict[str, EntityRef]:
         """Entities by id in one statement; ids not visible in the view are absent."""

@@ -10,12 +10,13 @@ from graphmem.model import CallerContext, FactListOptions, FactSort, checked
 from graphmem.results import EntityRef, FactPage, FactRecord, TripleHit
 from graphmem.search.triples import triples_of_facts
 from graphmem.service.access import readable
-from graphmem.service.paging import walk
+from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import Core, checked_count, checked_ids
-from graphmem.store.driver import Tx
-from graphmem.store.views import path_params, view_params, where_params
 
-PAGE_STATEMENTS = {FactSort.newest: "facts_page", FactSort.oldest: "facts_page_oldest"}
+FACTS = Listing[FactRecord](
+    purpose="facts", count="facts_list_count", key_names=("recorded_at", "id"),
+    pages={FactSort.newest: "facts_page", FactSort.oldest: "facts_page_oldest"},
+    item=FactRecord.model_validate, key=lambda item: {"recorded_at": item.recorded_at, "id": item.id})
 
 
 class Facts:
@@ -33,24 +34,9 @@ class Facts:
         conditions; the cursor walk is pinned to the first page's time."""
         ns = readable(ctx, namespace)
         options = checked(options, self.core.limits)
-        page_walk = walk(self.core.cursors, "facts", ns, options.view,
-                         {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
-                         options.cursor, self.core.clock())
-        params = {"namespace": ns, **path_params(options.path), **where_params(options.where),
-                  **view_params(page_walk.view)}
-
-        def read(tx: Tx) -> FactPage:
-            total = tx.single("facts_list_count", **params)
-            rows = tx.run(PAGE_STATEMENTS[options.sort], limit=options.limit + 1,
-                          **page_walk.after_params(("recorded_at", "id")), **params)
-            items = [FactRecord.model_validate(row) for row in rows[:options.limit]]
-            next_cursor, cursors = page_walk.cursors(self.core.cursors, [
-                {"recorded_at": i.recorded_at, "id": i.id} for i in items], len(rows) > options.limit,
-                options.item_cursors)
-            return FactPage(items=items, total=int(total["total"]) if total else 0, limit=options.limit,
-                            next_cursor=next_cursor, cursors=cursors)
-
-        return self.core.store.read(read)
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), FACTS, ns, options)
+        return FactPage(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
+                        cursors=page.cursors)
 
     def entities_of(self, ctx: CallerContext, fact_ids: list[str]) -> dict[str, list[EntityRef]]:
         """What each fact mentions, by name."""

@@ -5,13 +5,19 @@ last row's sort key, from which the next page's statement starts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from graphmem.cursors import Cursors, digest, mismatch
-from graphmem.model import View
+from graphmem.model import DocumentWhere, EntityWhere, FactWhere, View
+from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.views import path_params, view_params, where_params
+
+Item = TypeVar("Item")
 
 
 class _WalkCursor(BaseModel):
@@ -61,3 +67,65 @@ def walk(cursors: Cursors, purpose: str, namespace: str, view: View, request: di
     if state.ns != namespace or state.request != request_digest:
         raise mismatch()
     return Walk(purpose, namespace, request_digest, view.model_copy(update={"as_of": state.as_of}), state.key)
+
+
+class ListOptions(Protocol):
+    """What every list's options have (``DocumentListOptions``, ``FactListOptions``, ``EntityListOptions``)."""
+
+    @property
+    def limit(self) -> int: ...
+    @property
+    def cursor(self) -> str | None: ...
+    @property
+    def view(self) -> View: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def where(self) -> DocumentWhere | FactWhere | EntityWhere: ...
+    @property
+    def sort(self) -> StrEnum: ...
+    @property
+    def item_cursors(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Listing(Generic[Item]):
+    """One kind of list: its cursor purpose, its count statement, the keyset statement of each order, the
+    sort key names (the statements' ``$after_*``), and how a row becomes an item and an item its key."""
+
+    purpose: str
+    count: str
+    pages: Mapping[StrEnum, str]
+    key_names: tuple[str, ...]
+    item: Callable[[dict[str, Any]], Item]
+    key: Callable[[Item], dict[str, str | int]]
+
+
+@dataclass(frozen=True)
+class Page(Generic[Item]):
+    items: list[Item]
+    total: int
+    next_cursor: str | None
+    cursors: list[str] | None
+
+
+def read_page(store: GraphStore, cursors: Cursors, now: int, listing: Listing[Item], namespace: str,
+              options: ListOptions, **extra: Any) -> Page[Item]:
+    """A page of ``listing`` in ``namespace`` (already checked readable) under ``options`` (already checked),
+    in one read transaction: the total of the view and conditions, then the page from the walk's key."""
+    page_walk = walk(cursors, listing.purpose, namespace, options.view,
+                     {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
+                     options.cursor, now)
+    params = {"namespace": namespace, **path_params(options.path), **where_params(options.where),
+              **view_params(page_walk.view)}
+
+    def read(tx: Tx) -> Page[Item]:
+        total = tx.single(listing.count, **params)
+        rows = tx.run(listing.pages[options.sort], limit=options.limit + 1,
+                      **page_walk.after_params(listing.key_names), **params, **extra)
+        items = [listing.item(row) for row in rows[:options.limit]]
+        next_cursor, after_each = page_walk.cursors(cursors, [listing.key(i) for i in items],
+                                                    len(rows) > options.limit, options.item_cursors)
+        return Page(items, int(total["total"]) if total else 0, next_cursor, after_each)
+
+    return store.read(read)
