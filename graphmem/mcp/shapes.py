@@ -19,6 +19,7 @@ SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_infere
 PREVIEW_CHARS = 300
 FACT_CHARS = 500
 MIN_LABEL_CHARS = 40
+COUNT_RESERVE = 4  # word pieces the result's own token count may take beyond the "0" it was sized with
 
 
 def cut(text: str | None, limit: int) -> tuple[str | None, bool]:
@@ -225,6 +226,8 @@ class GraphResult(Seed):
                        coverage=round(page.coverage, 4), next_cursor=page.next_cursor, labels_cut_at=chars,
                        edges_left_out=len(edges) - kept, tokens=0)
 
+        # Sized with tokens=0; the count written at the end takes a few word pieces more ("7999" is not one).
+        max_tokens -= COUNT_RESERVE
         chars, kept = text_chars, len(edges)
         result = build(chars, kept)
         size = result.size()
@@ -243,8 +246,8 @@ class GraphResult(Seed):
         if size > max_tokens:
             fits = max(1, int(len(page.nodes) * max_tokens / size))
             raise ToolError(f"invalid input: this page's {len(page.nodes)} nodes need {size} tokens without labels "
-                            f"or edges, more than max_tokens {max_tokens}: ask for max_nodes {fits} or fewer, or "
-                            "a larger max_tokens")
+                            f"or edges, more than max_tokens {max_tokens + COUNT_RESERVE}: ask for max_nodes {fits} "
+                            "or fewer, or a larger max_tokens")
         result = result.model_copy(update={"tokens": size})
         return result.model_copy(update={"tokens": result.size()})  # its own count included
 
