@@ -13,12 +13,15 @@ import typer
 from graphmem.cli.credentials import credentials_app
 from graphmem.cli.engine import engine_app
 from graphmem.cli.ingesting import ingest, reembed
+from graphmem.cli.reading import export, recall, search, show, stats
 from graphmem.cli.server import mcp, serve, worker
 
 app = typer.Typer(help="graphmem: a knowledge-graph memory server.", no_args_is_help=True, rich_markup_mode=None)
 app.command()(serve)
 app.command()(ingest)
 app.command()(reembed)
+for reading in (search, recall, show, export, stats):
+    app.command()(reading)
 app.command()(worker)
 app.command()(mcp)
 app.add_typer(engine_app, name="engine")

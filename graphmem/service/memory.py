@@ -177,6 +177,11 @@ class MemoryService:
     def namespace_counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         return self._documents.counts(ctx, namespace)
 
+    def stored_namespaces(self) -> list[str]:
+        """Every namespace that holds memories. The local operator's call (``graphmem stats``, with the data
+        directory's trust): no front end exposes it, since it names namespaces of every credential."""
+        return [row["namespace"] for row in self.core.store.read(lambda tx: tx.run("namespaces_with_data"))]
+
     # ---- forgetting ---------------------------------------------------------------------------------------
 
     def forget(self, ctx: CallerContext, doc_id: str, request: ForgetRequest = ForgetRequest()) -> ForgetResult:

@@ -1,0 +1,238 @@
+"""Reading the graph from the terminal: ``search``, ``recall``, ``show``, ``export`` and ``stats``. Like
+``ingest`` they run with the local operator's trust against the data directory (or the Neo4j of the settings),
+print tables for people (rich) or ``--json`` for scripts, and exit 2 with a one-line message on bad input
+(1 when the database fails)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from pydantic import BaseModel
+
+from graphmem.cli.common import DataDir, fail, settings
+from graphmem.errors import GraphmemError, InvalidInput
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from graphmem.model import CallerContext
+    from graphmem.service.memory import MemoryService
+
+T = TypeVar("T")
+Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The namespace to read.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (the service's result) instead of a table.")]
+
+
+@contextmanager
+def _service(data_dir: Path | None) -> Iterator[MemoryService]:
+    from graphmem.runtime import Runtime  # spaCy and torch come with it: after the cheap checks
+
+    try:
+        runtime = Runtime.open(settings(data_dir))
+    except GraphmemError as exc:
+        fail(exc)
+    with runtime:
+        yield runtime.service
+
+
+def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemoryService, CallerContext], T]) -> T:
+    """``work`` with the operator's context of ``namespace``; a bad namespace fails before anything is opened,
+    bad input exits 2, a database failure 1."""
+    from graphmem.model import CallerContext, check_namespace
+
+    try:
+        names = [check_namespace(namespace)] if namespace is not None else []
+    except InvalidInput as exc:
+        fail(exc, code=2)
+    with _service(data_dir) as service:
+        try:
+            return work(service, CallerContext.for_namespaces(*names))
+        except InvalidInput as exc:
+            fail(exc, code=2)
+        except GraphmemError as exc:
+            fail(exc)
+
+
+def _print(result: BaseModel | list[Any], as_json: bool, table: Callable[[], Table]) -> None:
+    if as_json:
+        payload = [r.model_dump(mode="json") for r in result] if isinstance(result, list) else \
+            result.model_dump(mode="json")
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+
+    Console().print(table())
+
+
+def _when(ms: int | None) -> str:
+    return "" if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    namespace: Namespace,
+    limit: Annotated[int, typer.Option(help="Memories to show (1-100).")] = 10,
+    as_json: AsJson = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Search memories: ranked by their own and their facts' signals, each with its best facts."""
+    from graphmem.model import SearchRequest, parse
+
+    hits = _run(namespace, data_dir, lambda service, ctx: service.search_documents(
+        ctx, parse(SearchRequest, {"query": query, "limit": limit, "namespaces": [namespace]})))
+
+    def table() -> Table:
+        shown = _table(f"{len(hits)} memories for {query!r}", "#", "score", "memory", "recorded", "best fact")
+        for rank, hit in enumerate(hits, start=1):
+            shown.add_row(str(rank), f"{hit.score:.3f}", hit.title or hit.document_id, _when(hit.recorded_at),
+                          hit.facts[0].text if hit.facts else "")
+        return shown
+
+    _print(hits, as_json, table)
+
+
+def recall(
+    query: Annotated[str, typer.Argument(help="The question the context is for.")],
+    namespace: Namespace,
+    max_items: Annotated[int, typer.Option(help="Facts at most (1-50).")] = 8,
+    max_tokens: Annotated[int, typer.Option(help="Tokens at most (32-16,000).")] = 1500,
+    as_json: AsJson = False,
+    data_dir: DataDir = None,
+) -> None:
+    """A cited context for a prompt, within both budgets (printed as it would be given to a model)."""
+    from graphmem.model import RecallRequest, parse
+
+    result = _run(namespace, data_dir, lambda service, ctx: service.recall(ctx, parse(RecallRequest, {
+        "query": query, "max_items": max_items, "max_tokens": max_tokens, "namespaces": [namespace]})))
+    if as_json:
+        _print(result, True, lambda: _table(""))
+        return
+    typer.echo(result.context_text)
+    typer.echo(f"\n({result.answer_status.value}; {len(result.items)} facts, {result.tokens_used} of "
+               f"{result.max_tokens} tokens)", err=True)
+
+
+def show(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory version's id.")],
+    namespace: Namespace,
+    as_json: AsJson = False,
+    data_dir: DataDir = None,
+) -> None:
+    """A memory: its text, its facts, the entities they mention, and its versions."""
+    from graphmem.results import HistoryPage, MemoryDetail
+
+    class Shown(BaseModel):
+        memory: MemoryDetail
+        history: HistoryPage
+
+    shown = _run(namespace, data_dir, lambda service, ctx: Shown(memory=service.get_memory(ctx, memory_id),
+                                                                  history=service.history(ctx, memory_id)))
+    if as_json:
+        _print(shown, True, lambda: _table(""))
+        return
+    from rich.console import Console
+
+    memory = shown.memory.memory
+    console = Console()
+    console.print(f"[bold]{memory.title or memory.id}[/bold]  version {memory.version}"
+                  f"{'' if memory.is_latest else ' (not the latest)'}  recorded {_when(memory.recorded_at)}"
+                  f"{'  path ' + memory.path if memory.path else ''}", highlight=False)
+    console.print(memory.content if memory.content is not None else "(redacted)", highlight=False, markup=False)
+    facts = _table(f"{shown.memory.facts_total} facts", "#", "fact")
+    for fact in shown.memory.facts:
+        facts.add_row(str(fact.position + 1), fact.text or "(redacted)")
+    entities = _table(f"{shown.memory.entities_total} entities", "name", "type")
+    for entity in shown.memory.entities:
+        entities.add_row(entity.name or "", entity.type or "")
+    versions = _table("versions", "version", "id", "recorded", "latest")
+    for version in shown.history.items:
+        versions.add_row(str(version.version), version.id, _when(version.recorded_at), "yes" if version.is_latest
+                         else "")
+    for table in (facts, entities, versions):
+        console.print(table)
+
+
+def export(
+    namespace: Namespace,
+    output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
+    query: Annotated[str | None, typer.Option(help="Start from this search's top facts.")] = None,
+    document: Annotated[str | None, typer.Option(help="Start from this memory version.")] = None,
+    entity: Annotated[str | None, typer.Option(help="Start from this entity.")] = None,
+    format: Annotated[str, typer.Option(help="json, graphml (Gephi, yEd) or cypher.")] = "json",
+    depth: Annotated[int, typer.Option(help="Hops from the seed (1-4).")] = 2,
+    max_nodes: Annotated[int, typer.Option(help="Nodes at most (1-5,000).")] = 2000,
+    data_dir: DataDir = None,
+) -> None:
+    """One bounded page of the evidence graph around a seed, written to a file; says how complete it is."""
+    from graphmem.model import ExportFormat, ExportRequest, parse
+
+    seeds = {kind: value for kind, value in (("query", query), ("document", document), ("entity", entity))
+             if value is not None}
+    if len(seeds) != 1:
+        fail(InvalidInput("give exactly one of --query, --document, --entity"), code=2)
+    if format not in {f.value for f in ExportFormat}:
+        fail(InvalidInput(f"--format must be one of json, graphml, cypher, not {format!r}"), code=2)
+    kind, value = next(iter(seeds.items()))
+    request_data = {"seed": {"kind": kind, ("query" if kind == "query" else "id"): value},
+                    "caps": {"depth": depth, "max_nodes": max_nodes}}
+
+    def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:
+        result = service.export(ctx, namespace, parse(ExportRequest, request_data))
+        summary = (f"{len(result.nodes)} nodes, {len(result.edges)} edges, {result.total_documents} memories"
+                   f"{', truncated' if result.truncated else ''}; coverage {result.coverage:.0%}"
+                   f"{'; more pages: use the HTTP API or GraphQL with the cursor' if result.next_cursor else ''}")
+        if format == ExportFormat.json:
+            return result.model_dump_json(indent=2), summary
+        return service.render_export(result, ExportFormat(format), namespace).content, summary
+
+    content, summary = _run(namespace, data_dir, work)
+    try:
+        output.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        fail(InvalidInput(f"cannot write {output}: {exc.strerror}"), code=2)
+    typer.echo(f"{output}: {summary}")
+
+
+def stats(as_json: AsJson = False, data_dir: DataDir = None) -> None:
+    """Memories (every version), facts, entities and triples of every namespace."""
+    from graphmem.model import CallerContext
+
+    class Row(BaseModel):
+        namespace: str
+        memories: int
+        facts: int
+        entities: int
+        triples: int
+
+    def work(service: MemoryService, _: CallerContext) -> list[Row]:
+        rows = []
+        for name in service.stored_namespaces():
+            counts = service.namespace_counts(CallerContext.for_namespaces(name), name)
+            rows.append(Row(namespace=name, memories=counts.documents, facts=counts.facts, entities=counts.entities,
+                            triples=counts.triples))
+        return rows
+
+    rows = _run(None, data_dir, work)
+
+    def table() -> Table:
+        shown = _table(f"{len(rows)} namespaces", "namespace", "memories", "facts", "entities", "triples")
+        for row in rows:
+            shown.add_row(row.namespace, *(f"{n:,}" for n in (row.memories, row.facts, row.entities, row.triples)))
+        return shown
+
+    _print(rows, as_json, table)

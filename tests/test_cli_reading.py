@@ -1,0 +1,110 @@
+"""The terminal's reading commands (in this process, through typer's runner), attached to the test run's
+engine: search, recall, show, export (json, graphml, cypher) and stats, as tables and as --json, and one-line
+errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+from graphmem.model import CallerContext, DocumentInput, UpdateInput
+from graphmem.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(runtime: Runtime, *args: str) -> Ran:
+    """The command run in this process (the imports are paid once), attached to the test run's engine through
+    its data directory, with the test embedder."""
+    env = {k: None for k in os.environ if k.startswith("GRAPHMEM_")}
+    result = CliRunner().invoke(app, [*args, "--data-dir", str(runtime.settings.data_dir)],
+                                env={**env, "GRAPHMEM_EMBEDDER": "hashing", "COLUMNS": "200"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def stored(runtime: Runtime, ns: str) -> dict[str, str]:
+    ctx = CallerContext.for_namespaces(ns)
+    first = runtime.service.add_document(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon.",
+                                                                title="Falcon lead"))
+    second = runtime.service.update_document(ctx, first.id, UpdateInput(
+        content="Priya Raman leads Project Falcon in Osaka."))
+    runtime.service.add_document(ctx, ns, DocumentInput(content="Jonas Weber joined Project Falcon."))
+    return {"first": first.id, "latest": second.id}
+
+
+def test_search_recall_and_show(runtime: Runtime, ns: str, stored: dict[str, str]) -> None:
+    table = cli(runtime, "search", "Who leads Falcon?", "--namespace", ns)
+    assert table.returncode == 0, table.stderr
+    assert "Falcon lead" in table.stdout and "Priya Raman leads Project Falcon in Osaka." in table.stdout
+    hits = json.loads(cli(runtime, "search", "Who leads Falcon?", "-n", ns, "--json", "--limit", "1").stdout)
+    assert [h["document_id"] for h in hits] == [stored["latest"]]
+
+    recalled = cli(runtime, "recall", "Who leads Project Falcon?", "-n", ns, "--max-tokens", "100")
+    assert recalled.returncode == 0 and "Priya Raman" in recalled.stdout and "tokens" in recalled.stderr
+
+    shown = cli(runtime, "show", stored["latest"], "-n", ns)
+    assert shown.returncode == 0, shown.stderr
+    for expected in ("version 2", "Priya Raman leads Project Falcon in Osaka.", "Priya Raman", stored["first"]):
+        assert expected in shown.stdout, (expected, shown.stdout)
+    detail = json.loads(cli(runtime, "show", stored["latest"], "-n", ns, "--json").stdout)
+    assert [v["version"] for v in detail["history"]["items"]] == [2, 1]
+    assert detail["memory"]["memory"]["id"] == stored["latest"]
+
+
+def test_export_in_three_formats(runtime: Runtime, ns: str, stored: dict[str, str], tmp_path: Path) -> None:
+    for form in ("json", "graphml", "cypher"):
+        out = tmp_path / f"graph.{form}"
+        done = cli(runtime, "export", "-n", ns, "--query", "Project Falcon", "--format", form, "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        assert "nodes" in done.stdout and "coverage" in done.stdout
+        text = out.read_text()
+        if form == "json":
+            assert json.loads(text)["nodes"]
+        elif form == "graphml":
+            assert ET.fromstring(text).tag.endswith("graphml")
+        else:
+            assert "MERGE" in text or "CREATE" in text
+    by_document = cli(runtime, "export", "-n", ns, "--document", stored["latest"], "-o", str(tmp_path / "d.json"))
+    assert by_document.returncode == 0 and json.loads((tmp_path / "d.json").read_text())["nodes"]
+
+
+def test_stats_lists_every_namespace(runtime: Runtime, ns: str, stored: dict[str, str]) -> None:
+    rows = json.loads(cli(runtime, "stats", "--json").stdout)
+    mine = next(r for r in rows if r["namespace"] == ns)
+    assert mine["memories"] == 3 and mine["facts"] >= 3 and mine["entities"] >= 3
+    table = cli(runtime, "stats")
+    assert table.returncode == 0 and ns in table.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("search", "x", "-n", "bad namespace!"),
+    ("search", "x", "-n", "{ns}", "--limit", "0"),
+    ("search", "", "-n", "{ns}"),
+    ("recall", "x", "-n", "{ns}", "--max-tokens", "5"),
+    ("show", "no-such-id", "-n", "{ns}"),
+    ("export", "-n", "{ns}", "-o", "{tmp}/x.json"),
+    ("export", "-n", "{ns}", "--query", "x", "--entity", "e", "-o", "{tmp}/x.json"),
+    ("export", "-n", "{ns}", "--query", "x", "--format", "png", "-o", "{tmp}/x.json"),
+    ("export", "-n", "{ns}", "--query", "x", "--depth", "9", "-o", "{tmp}/x.json"),
+])
+def test_bad_input_is_one_line_and_a_non_zero_exit(runtime: Runtime, ns: str, tmp_path: Path,
+                                                   args: tuple[str, ...]) -> None:
+    done = cli(runtime, *(a.format(ns=ns, tmp=tmp_path) for a in args))
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
