@@ -117,11 +117,23 @@ WHERE d.namespace = $namespace AND d.is_latest AND NOT d.is_forgotten
 RETURN d.source AS source, d.id AS id, d.content_hash AS content_hash
 
 // Everything stored in a namespace, every version included (the ingest summary's before/after).
+// fragment: counts_of_namespace
+COUNT { MATCH (d:Document) WHERE d.namespace = _x_ } AS documents,
+COUNT { MATCH (f:Fact) WHERE f.namespace = _x_ } AS facts,
+COUNT { MATCH (e:Entity) WHERE e.namespace = _x_ } AS entities,
+COUNT { MATCH (:Entity)-[r:RELATES]->(:Entity) WHERE r.namespace = _x_ } AS triples
+
 // name: namespace_counts
-RETURN COUNT { MATCH (d:Document) WHERE d.namespace = $namespace } AS documents,
-       COUNT { MATCH (f:Fact) WHERE f.namespace = $namespace } AS facts,
-       COUNT { MATCH (e:Entity) WHERE e.namespace = $namespace } AS entities,
-       COUNT { MATCH (:Entity)-[r:RELATES]->(:Entity) WHERE r.namespace = $namespace } AS triples
+WITH $namespace AS namespace
+RETURN {{ counts_of_namespace(namespace) }}
+
+// Every namespace holding memories, with its counts (graphmem stats).
+// name: namespaces_counts
+MATCH (d:Document)
+WHERE d.namespace <> '_system'
+WITH DISTINCT d.namespace AS namespace
+RETURN namespace, {{ counts_of_namespace(namespace) }}
+ORDER BY namespace
 
 // Re-embedding (graphmem reembed): namespaces, then their facts and entities in pages by id.
 // name: namespaces_with_data

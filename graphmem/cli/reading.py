@@ -210,7 +210,6 @@ def export(
 
 def stats(as_json: AsJson = False, data_dir: DataDir = None) -> None:
     """Memories (every version), facts, entities and triples of every namespace."""
-    from graphmem.model import CallerContext
 
     class Row(BaseModel):
         namespace: str
@@ -220,12 +219,8 @@ def stats(as_json: AsJson = False, data_dir: DataDir = None) -> None:
         triples: int
 
     def work(service: MemoryService, _: CallerContext) -> list[Row]:
-        rows = []
-        for name in service.stored_namespaces():
-            counts = service.namespace_counts(CallerContext.for_namespaces(name), name)
-            rows.append(Row(namespace=name, memories=counts.documents, facts=counts.facts, entities=counts.entities,
-                            triples=counts.triples))
-        return rows
+        return [Row(namespace=name, memories=c.documents, facts=c.facts, entities=c.entities, triples=c.triples)
+                for name, c in service.stored_namespace_counts().items()]
 
     rows = _run(None, data_dir, work)
 

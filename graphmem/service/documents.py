@@ -155,6 +155,11 @@ class Documents:
             found.setdefault(row["start_id"], []).append(DocumentInfo.from_row(row))
         return found
 
+    def every_namespace_counts(self) -> dict[str, NamespaceCounts]:
+        """The counts of every namespace that holds memories (the operator's; see MemoryService)."""
+        rows = self.core.store.read(lambda tx: tx.run("namespaces_counts"))
+        return {row["namespace"]: NamespaceCounts.model_validate(row) for row in rows}
+
     def counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         """Documents (every version), facts, entities and triples stored in a namespace."""
         ns = readable(ctx, namespace)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from graphmem.errors import NotFound
 from graphmem.model import CallerContext, FactListOptions, FactSort, checked
 from graphmem.results import EntityRef, FactPage, FactRecord, TripleHit
 from graphmem.search.triples import triples_of_facts
@@ -37,6 +38,13 @@ class Facts:
         page = read_page(self.core.store, self.core.cursors, self.core.clock(), FACTS, ns, options)
         return FactPage(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
                         cursors=page.cursors)
+
+    def get(self, ctx: CallerContext, fact_id: str) -> FactRecord:
+        """A fact by id (any version), from the caller's readable namespaces only."""
+        found = self.many(ctx, [fact_id])
+        if fact_id not in found:
+            raise NotFound(f"no fact with id {fact_id!r}", id=fact_id)
+        return found[fact_id]
 
     def entities_of(self, ctx: CallerContext, fact_ids: list[str]) -> dict[str, list[EntityRef]]:
         """What each fact mentions, by name."""

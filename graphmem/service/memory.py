@@ -177,10 +177,11 @@ class MemoryService:
     def namespace_counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         return self._documents.counts(ctx, namespace)
 
-    def stored_namespaces(self) -> list[str]:
-        """Every namespace that holds memories. The local operator's call (``graphmem stats``, with the data
-        directory's trust): no front end exposes it, since it names namespaces of every credential."""
-        return [row["namespace"] for row in self.core.store.read(lambda tx: tx.run("namespaces_with_data"))]
+    def stored_namespace_counts(self) -> dict[str, NamespaceCounts]:
+        """Every namespace that holds memories, with its counts, in one read. The local operator's call
+        (``graphmem stats``, with the data directory's trust): no front end exposes it, since it names the
+        namespaces of every credential."""
+        return self._documents.every_namespace_counts()
 
     # ---- forgetting ---------------------------------------------------------------------------------------
 
@@ -252,6 +253,10 @@ class MemoryService:
                       options: EntityListOptions = EntityListOptions()) -> EntityList:
         """A page of a namespace's entities (by name by default), with conditions and a keyset cursor."""
         return self._entities.page(ctx, namespace, options)
+
+    def get_fact(self, ctx: CallerContext, fact_id: str) -> FactRecord:
+        """A fact by id (any version); not found outside the caller's namespaces."""
+        return self._facts.get(ctx, fact_id)
 
     def get_facts(self, ctx: CallerContext, fact_ids: list[str]) -> dict[str, FactRecord]:
         """Facts by id in one read; unreadable ids are absent."""
