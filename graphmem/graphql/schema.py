@@ -18,30 +18,26 @@ from strawberry.scalars import JSON
 from strawberry.types import ExecutionContext
 
 from graphmem.config import Settings
-from graphmem.errors import NotFound
-from graphmem.graphql.connections import Connections, PageInfo
-from graphmem.graphql.context import Charged, Info
-from graphmem.graphql.errors import ErrorCodes
-from graphmem.graphql.inputs import GraphCaps, GraphSeed, SearchFilters, millis
-from graphmem.graphql.subscriptions import Subscription
-from graphmem.graphql.types import (
-    Entity,
+from graphmem.graphql.answers import (
     EvidenceGraph,
-    Fact,
     ForgetResultType,
     HandoffPage,
     HandoffType,
     HistoryPage,
     JobType,
     Me,
-    Memory,
     PathResultType,
     RecallResultType,
     SearchConnection,
     SearchHit,
     SearchTarget,
-    Triple,
 )
+from graphmem.graphql.connections import Connections, PageInfo
+from graphmem.graphql.context import Charged, Info
+from graphmem.graphql.errors import ErrorCodes
+from graphmem.graphql.inputs import GraphCaps, GraphSeed, SearchFilters, millis
+from graphmem.graphql.subscriptions import Subscription
+from graphmem.graphql.types import Entity, Fact, Memory, Triple
 from graphmem.model import (
     DocumentInput,
     EntityLookup,
@@ -100,10 +96,7 @@ class Query(Connections):
     @strawberry.field(description="a fact by id")
     async def fact(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Fact:
         ctx, _ = info.context.scope(namespace)
-        found = await info.context.call(info.context.service.get_facts, ctx, [str(id)])
-        if str(id) not in found:
-            raise NotFound(f"no fact with id {str(id)!r}", id=str(id))
-        return Fact.from_record(found[str(id)])
+        return Fact.from_record(await info.context.call(info.context.service.get_fact, ctx, str(id)))
 
     @strawberry.field(description="an entity by id or by name (its normalised name, else the best match)")
     async def entity(self, info: Info, id: strawberry.ID | None = None, name: str | None = None,

@@ -14,9 +14,9 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import Bas
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
 
 from graphmem.errors import GraphmemError
+from graphmem.graphql.answers import JobType
 from graphmem.graphql.context import GraphContext, Info
 from graphmem.graphql.errors import coded, streamed
-from graphmem.graphql.types import JobType
 from graphmem.identity import Charge
 from graphmem.results import JobStatus
 
