@@ -69,7 +69,8 @@ def _view(as_of: datetime | None, include_superseded: bool) -> dict[str, Any]:
 
 @strawberry.type
 class TripleEdge:
-    cursor: str
+    cursor: str = strawberry.field(description="on the last edge, the page's endCursor; elsewhere the position "
+                                               "(a triple page continues from its end only)")
     node: Triple
 
 
