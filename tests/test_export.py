@@ -397,14 +397,15 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
     assert result.truncated and result.next_cursor is None  # one page, but the fan-out left nodes out
     # all twelve memories are reachable within two hops; the count is exact (below 10 x max_documents)
     assert result.coverage == pytest.approx(result.total_documents / 12) and not result.coverage_is_upper_bound
-    assert result.total_documents < 12
+    assert result.total_documents < 12 and result.reachable_documents == 12
 
     capped = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500, "max_documents": 1})
     assert capped.total_documents == 1 and capped.next_cursor is not None
     assert capped.coverage_is_upper_bound and capped.coverage == pytest.approx(1 / 10)  # counted up to 10
+    assert capped.reachable_documents == 10
 
     whole = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500})
-    assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == 12
+    assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == whole.reachable_documents == 12
 
 
 # ---- pages ------------------------------------------------------------------------------------------
@@ -431,7 +432,7 @@ def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContex
                    or e.fact_id in {n.id for n in page.nodes} for e in page.edges)
     assert sum(p.total_documents for p in pages) == whole.total_documents
     assert sum(p.coverage for p in pages) == pytest.approx(1.0)
-    assert all(not p.coverage_is_upper_bound for p in pages)
+    assert all(not p.coverage_is_upper_bound and p.reachable_documents == whole.total_documents for p in pages)
 
 
 def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: CallerContext, ns: str,
@@ -507,7 +508,8 @@ def test_cursor_key_is_created_once_with_mode_0600(tmp_path: Path) -> None:
 def test_graphml_keeps_text_except_what_xml_cannot_hold() -> None:
     nodes = [ExportNode(id=f"f{i}", kind="fact", depth=0, text=text) for i, text in enumerate(NASTY)]
     root = ET.fromstring(render_graphml(ExportResult(
-        total_documents=0, truncated=False, unavailable_documents=0, coverage=1.0, coverage_is_upper_bound=False,
+        total_documents=0, reachable_documents=0, truncated=False, unavailable_documents=0, coverage=1.0,
+        coverage_is_upper_bound=False,
         nodes=nodes, edges=[])).encode())
     read = {n.get("id"): next((d.text or "" for d in n if d.get("key") == "n_text"), "")
             for n in root.iter(f"{{{GRAPHML_NS}}}node")}

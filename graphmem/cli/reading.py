@@ -193,8 +193,9 @@ def export(
 
     def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:
         result = service.export(ctx, namespace, parse(ExportRequest, request_data))
-        summary = (f"{len(result.nodes)} nodes, {len(result.edges)} edges, {result.total_documents} memories"
-                   f"{', truncated' if result.truncated else ''}; coverage {result.coverage:.0%}"
+        summary = (f"{len(result.nodes)} nodes, {len(result.edges)} edges, {result.total_documents} of "
+                   f"{'at least ' if result.coverage_is_upper_bound else ''}{result.reachable_documents} memories"
+                   f"{', truncated' if result.truncated else ''}"
                    f"{'; more pages: use the HTTP API or GraphQL with the cursor' if result.next_cursor else ''}")
         if format == ExportFormat.json:
             return result.model_dump_json(indent=2), summary

@@ -83,7 +83,7 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             ns=namespace, request=request_digest(request), as_of=as_of, offset=end, seeds=pinned_seeds,
             reachable=reachable, upper_bound=upper_bound)) if has_next else None
         return ExportResult(
-            total_documents=included, truncated=truncated,
+            total_documents=included, reachable_documents=denominator, truncated=truncated,
             unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
             coverage=included / denominator if denominator else 1.0, coverage_is_upper_bound=upper_bound,
             next_cursor=next_cursor, nodes=page_nodes(tx, page, namespace),

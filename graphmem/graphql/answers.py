@@ -120,6 +120,9 @@ class EvidenceGraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     total_documents: int = strawberry.field(description="documents on this page")
+    reachable_documents: int = strawberry.field(
+        description="documents reachable from the seeds within the depth (at least this many when "
+                    "coverageIsUpperBound)")
     truncated: bool
     unavailable_documents: int
     coverage: float
@@ -135,7 +138,8 @@ class EvidenceGraph:
             edges=[GraphEdge(source=strawberry.ID(e.source), target=strawberry.ID(e.target), kind=str(e.kind),
                              predicate=e.predicate, negated=e.negated, fact_id=optional_id(e.fact_id))
                    for e in result.edges],
-            total_documents=result.total_documents, truncated=result.truncated,
+            total_documents=result.total_documents, reachable_documents=result.reachable_documents,
+            truncated=result.truncated,
             unavailable_documents=result.unavailable_documents, coverage=result.coverage,
             coverage_is_upper_bound=result.coverage_is_upper_bound, next_cursor=result.next_cursor)
 

@@ -28,6 +28,7 @@ from graphmem.results import (
 
 SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_inference": "isInference",
               "parent_memory_id": "parentMemoryId", "total_documents": "totalDocuments",
+              "reachable_documents": "reachableDocuments",
               "unavailable_documents": "unavailableDocuments"}
 Scope = Annotated[str | None, Field(max_length=64, description="the namespace (default: the credential's own)")]
 

@@ -14,6 +14,7 @@ from graphmem.search.recall import count_tokens
 
 SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_inference": "isInference",
               "parent_memory_id": "parentMemoryId", "total_documents": "totalDocuments",
+              "reachable_documents": "reachableDocuments",
               "unavailable_documents": "unavailableDocuments", "next_cursor": "nextCursor",
               "labels_cut_at": "labelsCutAt", "edges_left_out": "edgesLeftOut"}
 PREVIEW_CHARS = 300
@@ -202,6 +203,7 @@ class GraphResult(Seed):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     total_documents: int
+    reachable_documents: int
     truncated: bool
     unavailable_documents: int
     coverage: float
@@ -222,6 +224,7 @@ class GraphResult(Seed):
                                label=cut(n.title or n.text or n.name, chars)[0] if chars else None)
                      for n in page.nodes]
             return cls(nodes=nodes, edges=edges[:kept], total_documents=page.total_documents,
+                       reachable_documents=page.reachable_documents,
                        truncated=page.truncated, unavailable_documents=page.unavailable_documents,
                        coverage=round(page.coverage, 4), next_cursor=page.next_cursor, labels_cut_at=chars,
                        edges_left_out=len(edges) - kept, tokens=0)

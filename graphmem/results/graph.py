@@ -57,6 +57,8 @@ class ExportSummary(BaseModel):
     """The honest completeness fields of one page (``graphmem/export/__init__.py`` defines them)."""
 
     total_documents: int = Field(description="documents on this page")
+    reachable_documents: int = Field(description="documents reachable from the seeds within the caps' depth in "
+                                                 "the view (at least this many when coverage_is_upper_bound)")
     truncated: bool
     unavailable_documents: int
     coverage: float = Field(ge=0, le=1)
