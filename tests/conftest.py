@@ -59,3 +59,21 @@ def ctx(ns: str) -> CallerContext:
     return CallerContext.for_namespaces(ns)
 
 
+
+
+@pytest.fixture(scope="session")
+def gold_ns(runtime: Runtime) -> str:
+    """A namespace holding the gold set (benchmarks/data, 70 memories) and one version chain: the data the
+    pages that show the graph are tried on."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from gold import load_gold
+
+    from graphmem.model import UpdateInput
+
+    namespace = f"gold-views-{uuid.uuid4().hex[:6]}"
+    first = next(iter(load_gold(runtime.service, namespace)))
+    runtime.service.update_document(CallerContext.for_namespaces(namespace), first, UpdateInput(
+        content="Sofia Lindqvist stepped down as CEO of Corvid Works; Marcus Oyelaran leads it until March."))
+    return namespace

@@ -1,0 +1,113 @@
+"""Neo4j Browser's style and guide: served without a token and with CORS for Browser's origin only, the
+guide's queries (named statements of cypher/guide.cypher) returning rows on the bundled engine over the gold
+set, and docker-compose.yml telling Browser to load both on connect."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from fastapi.testclient import TestClient
+
+from graphmem.app import create_app
+from graphmem.http.pages import GUIDE_PATH, STYLE_PATH
+from graphmem.runtime import Runtime
+from graphmem.store.queries import statements
+from graphmem.web.guide import GUIDE_STATEMENTS, guide_parameters
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSER = "http://localhost:7474"
+
+
+@pytest.fixture(scope="module")
+def client(runtime: Runtime) -> TestClient:
+    with TestClient(create_app(runtime=runtime)) as opened:
+        yield opened
+
+
+def grass_rules(text: str) -> dict[str, dict[str, str]]:
+    return {m.group(1): dict(re.findall(r"([a-z-]+):\s*([^;]+);", m.group(2)))
+            for m in re.finditer(r"^((?:node|relationship)(?:\.\w+)?) \{((?:'[^']*'|[^}'])*)\}", text, re.M)}
+
+
+def test_style_is_served_without_a_token_with_cors_for_browser(client: TestClient) -> None:
+    answer = client.get(STYLE_PATH, headers={"Origin": BROWSER})
+    assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
+    rules = grass_rules(answer.text)
+    for label in ("Document", "Fact", "Entity", "Person", "Organization", "Place", "Product", "Event",
+                  "Technology", "Concept", "Handoff"):
+        assert re.fullmatch(r"#[0-9A-F]{6}", rules[f"node.{label}"]["color"]), label
+    assert rules["node.Document"]["caption"] == "'{title}'" and rules["node.Fact"]["caption"] == "'{text}'"
+    assert rules["node.Entity"]["caption"] == "'{name}'" and rules["relationship.RELATES"]["caption"] == "'{predicate}'"
+    size = {label: int(rules[f"node.{label}"]["diameter"].removesuffix("px")) for label in ("Fact", "Entity", "Person")}
+    assert size["Fact"] < size["Entity"] == size["Person"]  # facts small, entities visible
+    # GRASS values must not contain a colon (Browser's parser splits on it)
+    assert all(":" not in value for rule in rules.values() for value in rule.values())
+    preflight = client.options(STYLE_PATH, headers={"Origin": BROWSER, "Access-Control-Request-Method": "GET",
+                                                    "Access-Control-Request-Headers": "accept"})
+    assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == BROWSER
+
+
+def test_graph_page_and_its_assets_name_no_outside_host(client: TestClient) -> None:
+    page = client.get("/graph")
+    assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert {"/static/vendor/cytoscape/cytoscape.min.js", "/static/app/graph.js", "/static/app/graph.css"} <= set(assets)
+    assert all(asset.startswith("/static/") for asset in assets)
+    for text in (page.text, client.get("/static/app/graph.js").text, client.get("/static/app/graph.css").text):
+        assert "http://" not in text and "https://" not in text and "//" + "cdn" not in text
+    assert client.get("/static/vendor/cytoscape/cytoscape.min.js").status_code == 200
+
+
+def test_other_routes_keep_cors_off(client: TestClient) -> None:
+    assert "access-control-allow-origin" not in client.get("/health", headers={"Origin": BROWSER}).headers
+    assert "access-control-allow-origin" not in client.get("/graph", headers={"Origin": BROWSER}).headers
+
+
+def test_browser_origin_is_a_setting(runtime: Runtime) -> None:
+    other = runtime.settings.model_copy(update={"browser_origin": "https://browser.example:7473"})
+    with TestClient(create_app(settings=other)) as opened:  # the routes need no runtime for the style
+        answer = opened.get(STYLE_PATH)
+    assert answer.headers["access-control-allow-origin"] == "https://browser.example:7473"
+
+
+def guide_blocks(text: str) -> list[str]:
+    return [html.unescape(block) for block in re.findall(r'<pre class="[^"]*runnable[^"]*">(.*?)</pre>', text, re.S)]
+
+
+def test_guide_is_served_with_cors_and_runnable_blocks(client: TestClient, runtime: Runtime) -> None:
+    answer = client.get(GUIDE_PATH)
+    assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
+    assert answer.text.lstrip().startswith('<article class="guide">') and answer.text.count("<slide") == 6
+    blocks = guide_blocks(answer.text)
+    params = guide_parameters(runtime.store.dialect, runtime.settings.default_namespace)
+    assert blocks[0] == f":params {{namespace: '{params['namespace']}', index: '{params['index']}'}}"
+    assert blocks[1:] == [runtime.store.dialect.prepare(statements()[name].text) for name in GUIDE_STATEMENTS]
+    assert all("$namespace" in block for block in blocks[1:])  # each one parameterised by namespace
+
+
+@pytest.mark.parametrize("name", GUIDE_STATEMENTS)
+def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, gold_ns: str, name: str) -> None:
+    params = guide_parameters(runtime.store.dialect, gold_ns)
+    rows = runtime.store.read(lambda tx: tx.run(name, **params))
+    assert rows, name
+    other = guide_parameters(runtime.store.dialect, f"{gold_ns}-nobody")
+    assert runtime.store.read(lambda tx: tx.run(name, **other)) == []  # one namespace at a time
+    if name == "guide_version_chains":
+        assert (rows[0]["version"], rows[0]["older_version"]) == (2, 1)
+    if name == "guide_vector_search":
+        assert all(row["nearest"] != row["probe"] and 0 <= row["score"] <= 1 for row in rows)
+
+
+def test_compose_tells_browser_to_load_the_style_and_the_guide() -> None:
+    """The command names the published port on the host's localhost (Browser fetches from the person's
+    machine) and the two routes; no other Browser setting is set (an unknown one stops Neo4j 5)."""
+    neo4j = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["neo4j"]["environment"]
+    command = neo4j["NEO4J_browser_post__connect__cmd"]
+    assert command == f"style http://localhost:8420{STYLE_PATH}; play http://localhost:8420{GUIDE_PATH}"
+    assert [key for key in neo4j if key.startswith("NEO4J_browser")] == ["NEO4J_browser_post__connect__cmd"]
+    app_ports = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["graphmem"]["ports"]
+    assert "127.0.0.1:8420:8420" in app_ports
