@@ -1,5 +1,6 @@
 """The FastAPI application: lifespan (engine, driver, schema, owner credential, job worker, the MCP session
-manager), ``/health``, the HTTP API (``graphmem/http/``), ``/metrics``, the offline docs, and the MCP server's
+manager), ``/health``, the HTTP API (``graphmem/http/``), ``/metrics``, the offline docs, the pages that need no
+token (Neo4j Browser's style and guide, ``/graph``), and the MCP server's
 Streamable HTTP app mounted at ``/``, last (``/mcp``, its ``/.well-known`` paths where the SDK puts them)."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.graphql.router import graphql_router
-from graphmem.http import credentials, docs, errors, graph, memories, work
+from graphmem.http import credentials, docs, errors, graph, memories, pages, work
 from graphmem.http.errors import BodyLimit
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from graphmem.mcp.server import build_server, http_app
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.include_router(router)
     app.include_router(graphql_router(chosen), include_in_schema=False)
     docs.install(app)
+    pages.install(app, chosen)
 
     @app.get("/health", include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
