@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.include_router(router)
     app.include_router(graphql_router(chosen), include_in_schema=False)
     docs.install(app)
-    pages.install(app, chosen)
+    pages.install(app)
 
     @app.get("/health", include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.add_middleware(CORSMiddleware, allow_origins=chosen.cors_origins, allow_methods=["*"],
                            allow_headers=["Authorization", "X-API-Key", "Content-Type"])
     app.add_middleware(BodyLimit, default_max=chosen.body_max_bytes, caps={"/v1/jobs": chosen.jobs_body_max_bytes})
+    app.add_middleware(pages.BrowserCors, origins=chosen.browser_origin)  # outermost: /browser/ only
     app.mount("/", http_app(mcp, chosen))  # last: every other route matches first
     return app
 

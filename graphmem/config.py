@@ -99,9 +99,10 @@ class Settings(BaseSettings):
     port: int = Field(8420, ge=1, le=65535)
     public_url: str = Field("http://127.0.0.1:8420", description="where clients reach this server")
     cors_origins: Listed = Field(default_factory=list, description="origins allowed by CORS; none by default")
-    browser_origin: str = Field("http://localhost:7474", pattern=r"^https?://[^\s/]+$",
-                                description="Neo4j Browser's origin: the one origin the style and the guide "
-                                            "(/browser/...) answer CORS for")
+    browser_origin: Listed = Field(
+        default_factory=lambda: ["http://localhost:7474", "http://127.0.0.1:7474"],
+        description="Neo4j Browser's origins (comma-separated): the only origins the style and the guide "
+                    "(/browser/...) answer CORS for; both spellings of the compose stack's Browser by default")
     # MCP (Streamable HTTP at /mcp, stdio with `graphmem mcp`).
     allowed_hosts: Listed = Field(default_factory=lambda: ["127.0.0.1:*", "localhost:*"],
                                   description="Host headers /mcp accepts (DNS-rebinding protection)")

@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.http.pages import GUIDE_PATH, STYLE_PATH
+from graphmem.ingest.names import CONCEPT, ENTITY_TYPES, NAME
+from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.queries import statements
 from graphmem.web.guide import GUIDE_STATEMENTS, guide_parameters
@@ -37,9 +39,12 @@ def test_style_is_served_without_a_token_with_cors_for_browser(client: TestClien
     answer = client.get(STYLE_PATH, headers={"Origin": BROWSER})
     assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
     rules = grass_rules(answer.text)
-    for label in ("Document", "Fact", "Entity", "Person", "Organization", "Place", "Product", "Event",
-                  "Technology", "Concept", "Handoff"):
+    types = {*ENTITY_TYPES.values(), CONCEPT, NAME}  # every type label ingestion gives an entity
+    for label in ("Document", "Fact", "Entity", "Handoff", *types):
         assert re.fullmatch(r"#[0-9A-F]{6}", rules[f"node.{label}"]["color"]), label
+    # Browser applies rules of one label in file order: a type's rule must come after Entity's to win
+    order = list(rules)
+    assert all(order.index("node.Entity") < order.index(f"node.{label}") for label in types)
     assert rules["node.Document"]["caption"] == "'{title}'" and rules["node.Fact"]["caption"] == "'{text}'"
     assert rules["node.Entity"]["caption"] == "'{name}'" and rules["relationship.RELATES"]["caption"] == "'{predicate}'"
     size = {label: int(rules[f"node.{label}"]["diameter"].removesuffix("px")) for label in ("Fact", "Entity", "Person")}
@@ -49,15 +54,24 @@ def test_style_is_served_without_a_token_with_cors_for_browser(client: TestClien
     preflight = client.options(STYLE_PATH, headers={"Origin": BROWSER, "Access-Control-Request-Method": "GET",
                                                     "Access-Control-Request-Headers": "accept"})
     assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == BROWSER
+    # the compose stack's Browser under its other name is allowed too; any other origin is not
+    assert client.get(STYLE_PATH, headers={"Origin": "http://127.0.0.1:7474"}).headers[
+        "access-control-allow-origin"] == "http://127.0.0.1:7474"
+    assert "access-control-allow-origin" not in client.get(STYLE_PATH, headers={"Origin": "http://evil.example"}).headers
+    refused = client.options(GUIDE_PATH, headers={"Origin": "http://evil.example",
+                                                  "Access-Control-Request-Method": "GET"})
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
 
 
 def test_graph_page_and_its_assets_name_no_outside_host(client: TestClient) -> None:
     page = client.get("/graph")
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
     assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
-    assert {"/static/vendor/cytoscape/cytoscape.min.js", "/static/app/graph.js", "/static/app/graph.css"} <= set(assets)
+    assert {"/static/vendor/cytoscape/cytoscape.min.js", "/static/graph/graph.js", "/static/graph/graph.css"} \
+        <= set(assets)
+    assert client.get("/static/graph/guide.html").status_code == 404  # only the page's own files are mounted
     assert all(asset.startswith("/static/") for asset in assets)
-    for text in (page.text, client.get("/static/app/graph.js").text, client.get("/static/app/graph.css").text):
+    for text in (page.text, client.get("/static/graph/graph.js").text, client.get("/static/graph/graph.css").text):
         assert "http://" not in text and "https://" not in text and "//" + "cdn" not in text
     assert client.get("/static/vendor/cytoscape/cytoscape.min.js").status_code == 200
 
@@ -67,11 +81,19 @@ def test_other_routes_keep_cors_off(client: TestClient) -> None:
     assert "access-control-allow-origin" not in client.get("/graph", headers={"Origin": BROWSER}).headers
 
 
-def test_browser_origin_is_a_setting(runtime: Runtime) -> None:
-    other = runtime.settings.model_copy(update={"browser_origin": "https://browser.example:7473"})
-    with TestClient(create_app(settings=other)) as opened:  # the routes need no runtime for the style
-        answer = opened.get(STYLE_PATH)
+def test_browser_origin_is_a_setting_apart_from_the_api_cors(runtime: Runtime) -> None:
+    """GRAPHMEM_BROWSER_ORIGIN names Browser's origins; the API's own CORS setting, even "*", neither
+    refuses Browser's preflight nor widens these routes."""
+    other = runtime.settings.model_copy(update={"browser_origin": ["https://browser.example:7473"],
+                                                "cors_origins": ["*"]})
+    opened = TestClient(create_app(settings=other))  # no lifespan: the style needs no runtime
+    answer = opened.get(STYLE_PATH, headers={"Origin": "https://browser.example:7473"})
     assert answer.headers["access-control-allow-origin"] == "https://browser.example:7473"
+    assert "access-control-allow-origin" not in opened.get(STYLE_PATH, headers={"Origin": BROWSER}).headers
+    preflight = opened.options(STYLE_PATH, headers={"Origin": "https://browser.example:7473",
+                                                    "Access-Control-Request-Method": "GET"})
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "https://browser.example:7473"
 
 
 def guide_blocks(text: str) -> list[str]:
@@ -79,25 +101,46 @@ def guide_blocks(text: str) -> list[str]:
 
 
 def test_guide_is_served_with_cors_and_runnable_blocks(client: TestClient, runtime: Runtime) -> None:
-    answer = client.get(GUIDE_PATH)
+    answer = client.get(GUIDE_PATH, headers={"Origin": BROWSER})
     assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
     assert answer.text.lstrip().startswith('<article class="guide">') and answer.text.count("<slide") == 6
     blocks = guide_blocks(answer.text)
     params = guide_parameters(runtime.store.dialect, runtime.settings.default_namespace)
-    assert blocks[0] == f":params {{namespace: '{params['namespace']}', index: '{params['index']}'}}"
+    assert blocks[0] == (f":params {{namespace: '{params['namespace']}', view_as_of: null, "
+                         f"view_include_forgotten: false, view_include_superseded: false, index: '{params['index']}'}}")
     assert blocks[1:] == [runtime.store.dialect.prepare(statements()[name].text) for name in GUIDE_STATEMENTS]
     assert all("$namespace" in block for block in blocks[1:])  # each one parameterised by namespace
 
 
+def namespaces_in(value: object) -> set[str]:
+    """The namespaces of every node and relationship in a row (paths and lists included)."""
+    if isinstance(value, dict):
+        own = {value["namespace"]} if isinstance(value.get("namespace"), str) else set()
+        return own.union(*(namespaces_in(v) for v in value.values()))
+    if isinstance(value, list | tuple):
+        return set().union(*(namespaces_in(v) for v in value))
+    return set()
+
+
+@pytest.fixture(scope="module")
+def neighbour(runtime: Runtime, gold_ns: str) -> str:
+    """Another namespace with the same kind of data next to the gold set, for the queries to stay out of."""
+    namespace = f"{gold_ns}-next-door"
+    runtime.service.add_documents(CallerContext.for_namespaces(namespace), namespace, [
+        DocumentInput(content="Sofia Lindqvist is the CEO of Corvid Works. Project Falcon uses Kafka."),
+        DocumentInput(content="Marcus Oyelaran moved to Porto and works with Sofia Lindqvist on Project Falcon.")])
+    return namespace
+
+
 @pytest.mark.parametrize("name", GUIDE_STATEMENTS)
-def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, gold_ns: str, name: str) -> None:
+def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, gold_ns: str, neighbour: str,
+                                                   name: str) -> None:
     params = guide_parameters(runtime.store.dialect, gold_ns)
     rows = runtime.store.read(lambda tx: tx.run(name, **params))
     assert rows, name
-    other = guide_parameters(runtime.store.dialect, f"{gold_ns}-nobody")
-    assert runtime.store.read(lambda tx: tx.run(name, **other)) == []  # one namespace at a time
-    if name == "guide_version_chains":
-        assert (rows[0]["version"], rows[0]["older_version"]) == (2, 1)
+    assert namespaces_in(rows) == {gold_ns}  # one namespace at a time, though another holds the same names
+    if name == "guide_version_chains":  # whole chains only: the updated memory's, from version 2 to 1
+        assert len(rows) == 1 and rows[0]["version"] == 2 and len(rows[0]["chain"]) == 3
     if name == "guide_vector_search":
         assert all(row["nearest"] != row["probe"] and 0 <= row["score"] <= 1 for row in rows)
 

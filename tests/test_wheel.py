@@ -71,7 +71,8 @@ def test_installed_wheel_serves_the_offline_docs_assets(wheel_venv: tuple[Path, 
             "graphmem/web/vendor/react/react-dom.production.min.js", "graphmem/web/vendor/react/LICENSE",
             "graphmem/web/static/graphiql.html", "graphmem/graphql/schema.py",
             "graphmem/web/vendor/cytoscape/cytoscape.min.js", "graphmem/web/vendor/cytoscape/LICENSE",
-            "graphmem/web/static/graph.html", "graphmem/web/static/graph.js", "graphmem/web/static/graph.css",
+            "graphmem/web/static/graph/graph.html", "graphmem/web/static/graph/graph.js",
+            "graphmem/web/static/graph/graph.css",
             "graphmem/web/static/graphmem.grass", "graphmem/web/static/guide.html", "graphmem/cypher/guide.cypher"} \
         <= names
     shown = subprocess.run([str(venv / "bin" / "python"), "-c",

@@ -10,8 +10,10 @@ import re
 from functools import cache
 
 from graphmem.export import cypher_literal
+from graphmem.model import CURRENT
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.queries import statements
+from graphmem.store.views import view_params
 from graphmem.web import WEB_DIR
 
 GUIDE_STATEMENTS = ("guide_memory", "guide_entity_neighbourhood", "guide_version_chains", "guide_triples",
@@ -19,9 +21,10 @@ GUIDE_STATEMENTS = ("guide_memory", "guide_entity_neighbourhood", "guide_version
 _MARKER = re.compile(r"<!-- (params|cypher: ([a-z_]+)) -->")
 
 
-def guide_parameters(dialect: Dialect, namespace: str) -> dict[str, str]:
-    """What the guide's statements read: the namespace, and the vector index's name on this server."""
-    return {"namespace": namespace, "index": dialect.index_name(SearchIndex.fact_embedding)}
+def guide_parameters(dialect: Dialect, namespace: str) -> dict[str, str | int | bool | None]:
+    """What the guide's statements read: the namespace, the current view (an analyst may set ``view_as_of``
+    to epoch milliseconds to look back), and the vector index's name on this server."""
+    return {"namespace": namespace, **view_params(CURRENT), "index": dialect.index_name(SearchIndex.fact_embedding)}
 
 
 @cache

@@ -13,7 +13,10 @@ const OPTIONS = ["depth", "max_nodes", "max_documents", "fanout", "include_super
 const OLDER = { color: "#E6E8EC", border: "#B9BEC8" };  // an older version (is_latest false), greyed
 const NEGATED = "#D0312D";
 
-const page = { cy: null, grass: null, request: null, cursor: null, shown: 0, first: null, pages: 0, token: null };
+// The main export: its request, the next page's cursor, its first page's answer, what the pages added up to.
+// `generation` changes with each new main export, so a late answer of an older one is dropped.
+const page = { cy: null, grass: null, request: null, cursor: null, first: null, pages: 0, shown: 0, unavailable: 0,
+               generation: 0, asking: null };
 window.graphmem = page;  // for people poking at the page, and for the browser test
 
 // ---- the Browser style, parsed ----------------------------------------------------------------------------
@@ -79,16 +82,22 @@ function edgeElement(edge) {
   return {
     group: "edges",
     data: {
-      id: [edge.kind, edge.source, edge.target, edge.fact_id || ""].join("|"), source: edge.source,
+      // one fact may state two triples between the same entities: the predicate and negation tell them apart
+      id: [edge.kind, edge.source, edge.target, edge.fact_id || "", edge.predicate || "", edge.negated || false]
+        .join("|"), source: edge.source,
       target: edge.target, edge, label, color: edge.negated ? NEGATED : rule.color, width: px(rule["shaft-width"], 1),
     },
     classes: [edge.kind, edge.negated ? "negated" : ""].filter(Boolean).join(" "),
   };
 }
 
-function merge(result) {
+// Adds what is new; new nodes start where `near` is (the expanded node), or at the middle of the view.
+function merge(result, near) {
+  const at = near ? { ...near.position() } : { x: page.cy.width() / 2, y: page.cy.height() / 2 };
   const fresh = [];
-  for (const node of result.nodes) if (page.cy.getElementById(node.id).empty()) fresh.push(nodeElement(node));
+  for (const node of result.nodes) {
+    if (page.cy.getElementById(node.id).empty()) fresh.push({ ...nodeElement(node), position: { ...at } });
+  }
   page.cy.add(fresh);
   const edges = [];
   for (const edge of result.edges) {
@@ -100,20 +109,24 @@ function merge(result) {
   return fresh.length + edges.length;
 }
 
-function layout() {
+// A fresh layout for a new export; after "load more" or an expansion the nodes already drawn keep their places
+// as the starting point, so the picture moves rather than reshuffles.
+function layout(fresh) {
   const many = page.cy.nodes().length > 400;
-  page.cy.layout({ name: "cose", animate: false, randomize: true, numIter: many ? 250 : 1000, nodeRepulsion: () => 9000,
-                   idealEdgeLength: () => 60 }).run();
+  page.cy.layout({ name: "cose", animate: false, randomize: fresh, numIter: many ? 250 : 1000,
+                   nodeRepulsion: () => 9000, idealEdgeLength: () => 60 }).run();
 }
 
 // ---- the token ---------------------------------------------------------------------------------------------
 
+// One question at a time: requests that need a token while it is being asked for wait for the same answer.
 function askToken(reason) {
-  const dialog = document.getElementById("token");
   if (reason) document.getElementById("token-reason").textContent = reason;
+  if (page.asking) return page.asking;
+  const dialog = document.getElementById("token");
   dialog.hidden = false;
   document.getElementById("token-input").focus();
-  return new Promise((resolve) => {
+  page.asking = new Promise((resolve) => {
     document.getElementById("token-form").onsubmit = (event) => {
       event.preventDefault();
       const value = document.getElementById("token-input").value.trim();
@@ -121,9 +134,11 @@ function askToken(reason) {
       sessionStorage.setItem(TOKEN_KEY, value);
       document.getElementById("token-input").value = "";
       dialog.hidden = true;
+      page.asking = null;
       resolve(value);
     };
   });
+  return page.asking;
 }
 
 async function token() {
@@ -134,10 +149,11 @@ async function token() {
 
 async function exportPage(params) {
   for (;;) {
+    const sent = await token();
     const response = await fetch("/v1/graph?" + params.toString(),
-                                 { headers: { Authorization: "Bearer " + (await token()), Accept: "application/json" } });
+                                 { headers: { Authorization: "Bearer " + sent, Accept: "application/json" } });
     if (response.status === 401) {
-      sessionStorage.removeItem(TOKEN_KEY);
+      if (sessionStorage.getItem(TOKEN_KEY) === sent) sessionStorage.removeItem(TOKEN_KEY);
       await askToken("That token was refused. Paste a token that can read this namespace.");
       continue;
     }
@@ -183,13 +199,18 @@ function number(value) {
 }
 
 // One line for the main export, however many pages are loaded: documents shown over documents reachable.
+// The first page's `truncated` is the API's word. Later pages always say truncated (they are not the first),
+// so once several are loaded the line says truncated while a page is left, or while fewer documents are shown
+// than are reachable, or when the first page was cut by the fan-out cap alone (no next page, yet truncated).
 function completeness() {
   const first = page.first;
-  const more = page.cursor !== null;
-  const truncated = page.pages === 1 ? first.truncated : more || page.shown < first.reachableDocuments;
-  let line = `showing ${number(page.shown)} of ${first.coverage_is_upper_bound ? "at least " : ""}` +
-    `${number(first.reachableDocuments)} documents${truncated ? ", truncated" : ""}`;
-  if (first.unavailableDocuments) line += ` (${number(first.unavailableDocuments)} unavailable)`;
+  const fanoutCut = first.truncated && first.next_cursor === null;
+  const truncated = page.pages === 1 ? first.truncated :
+    page.cursor !== null || page.shown < first.reachableDocuments || fanoutCut;
+  const reachable = Math.max(page.shown, first.reachableDocuments);
+  const bound = first.coverage_is_upper_bound && page.shown < first.reachableDocuments ? "at least " : "";
+  let line = `showing ${number(page.shown)} of ${bound}${number(reachable)} documents${truncated ? ", truncated" : ""}`;
+  if (page.unavailable) line += ` (${number(page.unavailable)} unavailable)`;
   return line;
 }
 
@@ -253,9 +274,11 @@ function details(node) {
     const description = document.createElement("dd");
     const target = name === "memory" ? { memory: value } : name === "id" && node.kind === "entity" ?
       { entity: value } : name === "id" && node.kind === "document" ? { memory: value } : null;
-    if (target) {
+    if (target) {  // the same namespace, caps and view as the export on the page
       const link = document.createElement("a");
-      link.href = "?" + new URLSearchParams(target).toString();
+      const options = new URLSearchParams(target);
+      for (const key of OPTIONS) if (page.request && page.request.has(key)) options.set(key, page.request.get(key));
+      link.href = "?" + options.toString();
       link.textContent = String(value);
       description.append(link);
     } else {
@@ -273,28 +296,30 @@ function when(millis) {
 // ---- actions ----------------------------------------------------------------------------------------------
 
 async function show(params) {
+  const generation = ++page.generation;
   const result = await exportPage(params);
-  page.request = params;
-  page.cursor = result.next_cursor;
-  page.first = result;
-  page.shown = result.totalDocuments;
-  page.pages = 1;
+  if (generation !== page.generation) return;  // a newer export was asked for meanwhile
+  Object.assign(page, { request: params, cursor: result.next_cursor, first: result, pages: 1,
+                        shown: result.totalDocuments, unavailable: result.unavailableDocuments });
   page.cy.elements().remove();
-  merge(result);
-  layout();
+  merge(result, null);
+  layout(true);
   say();
 }
 
 async function loadMore() {
   if (page.cursor === null) return;
+  const generation = page.generation;
   const params = new URLSearchParams(page.request);
   params.set("cursor", page.cursor);
   const result = await exportPage(params);
+  if (generation !== page.generation) return;
   page.cursor = result.next_cursor;
   page.shown += result.totalDocuments;
+  page.unavailable += result.unavailableDocuments;
   page.pages += 1;
-  merge(result);
-  layout();
+  merge(result, null);
+  layout(false);
   say();
 }
 
@@ -311,9 +336,12 @@ async function expand(node) {
   }
   params.set("depth", "1");
   for (const key of OPTIONS) if (key !== "depth" && page.request.has(key)) params.set(key, page.request.get(key));
+  const generation = page.generation;
   const result = await exportPage(params);
-  if (merge(result)) layout();
-  page.cy.getElementById(node.id).addClass("expanded");
+  if (generation !== page.generation) return;
+  const drawn = page.cy.getElementById(node.id);
+  if (merge(result, drawn)) layout(false);
+  drawn.addClass("expanded");
   say();
 }
 
