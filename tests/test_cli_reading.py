@@ -83,6 +83,10 @@ def test_export_in_three_formats(runtime: Runtime, ns: str, stored: dict[str, st
             assert "MERGE" in text or "CREATE" in text
     by_document = cli(runtime, "export", "-n", ns, "--document", stored["latest"], "-o", str(tmp_path / "d.json"))
     assert by_document.returncode == 0 and json.loads((tmp_path / "d.json").read_text())["nodes"]
+    uncounted = cli(runtime, "export", "-n", ns, "--query", "Project Falcon", "--max-nodes", "1", "--no-count",
+                    "-o", str(tmp_path / "u.json"))
+    assert uncounted.returncode == 0 and "(not counted) memories" in uncounted.stdout
+    assert json.loads((tmp_path / "u.json").read_text())["reachable_documents"] is None
 
 
 def test_stats_lists_every_namespace(runtime: Runtime, ns: str, stored: dict[str, str]) -> None:

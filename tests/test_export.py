@@ -404,6 +404,13 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
     assert capped.coverage_is_upper_bound and capped.coverage == pytest.approx(1 / 10)  # counted up to 10
     assert capped.reachable_documents == 10
 
+    spy.clear()
+    uncounted = service.export(ctx, ns, request(kafka, {"depth": 2, "fanout": 5}).model_copy(
+        update={"count_reachable": False}))
+    assert uncounted.truncated and uncounted.reachable_documents is None and uncounted.coverage is None
+    assert uncounted.nodes == result.nodes  # the same page; only the count is skipped: no second, wider walk
+    assert [params["fanout"] for name, params, _ in spy if name == "export_level"] == [5, 5]
+
     whole = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500})
     assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == whole.reachable_documents == 12
 

@@ -158,6 +158,13 @@ def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str],
             status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
             assert drawn(page) == (len(moved["nodes"]), len(moved["edges"]))
 
+            # not counting the reachable documents: the line says so
+            page.goto(f"{base}/graph?q=Project+Falcon&max_nodes=80&max_documents=10&fanout=25&count_reachable=false")
+            status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
+            assert not page.locator("#count_reachable").is_checked()
+            assert status.inner_text() == \
+                f"showing {first['totalDocuments']:,} documents (reachable not counted), truncated"
+
             # versions: the changed memory with older versions shown, linked and greyed
             ctx = CallerContext.for_namespaces(gold_ns)
             (hit,) = runtime.service.search(ctx, SearchRequest(query="Sofia Lindqvist stepped down as CEO", limit=1))

@@ -179,6 +179,9 @@ def test_triples_graph_and_paths(client: TestClient, auth: Headers) -> None:
         nodes { id kind } edges { source target kind } totalDocuments truncated coverage nextCursor } }""")["graph"]
     assert {n["kind"] for n in graph["nodes"]} >= {"document", "fact", "entity"} and graph["edges"]
     assert graph["totalDocuments"] >= 1 and graph["truncated"] is False
+    uncounted = data(client, auth, """{ graph(seed: {query: "Who works at Helix Labs?"}, caps: {maxNodes: 1},
+        countReachable: false) { truncated reachableDocuments coverage } }""")["graph"]
+    assert uncounted == {"truncated": True, "reachableDocuments": None, "coverage": None}
     assert code(gql(client, auth, '{ graph(seed: {query: "x", memoryId: "y"}) { truncated } }')) == "BAD_INPUT"
     assert code(gql(client, auth, '{ graph(seed: {query: "x"}, caps: {depth: 9}) { truncated } }')) == "BAD_INPUT"
 

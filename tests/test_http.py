@@ -105,6 +105,9 @@ def test_graph_entities_triples_jobs_handoffs(client: TestClient, auth: Headers)
     graph = client.get("/v1/graph", params={"seed": "query", "query": "Kafka", "depth": 2}, headers=auth)
     assert graph.status_code == 200 and {"totalDocuments", "truncated", "unavailableDocuments", "coverage"} <= set(
         graph.json())
+    uncounted = client.get("/v1/graph", params={"seed": "query", "query": "Kafka", "max_nodes": 1,
+                                                "count_reachable": "false"}, headers=auth).json()
+    assert uncounted["truncated"] and uncounted["reachableDocuments"] is None and uncounted["coverage"] is None
     graphml = client.get("/v1/graph", params={"seed": "query", "query": "Kafka", "format": "graphml"}, headers=auth)
     assert graphml.headers["content-type"].startswith("application/graphml+xml") and "<graphml" in graphml.text
     script = client.get("/v1/graph", params={"seed": "query", "query": "Kafka", "format": "cypher"}, headers=auth)

@@ -46,7 +46,8 @@ TOOLS: dict[str, tuple[str, str, set[str], set[str]]] = {  # name: (title, kind,
     "get_entity": ("Get an entity", R, {"entity_id", "name", "facts", "neighbours", "namespace"}, set()),
     "find_path": ("Find a path", R, {"from_entity", "to_entity", "max_hops", "namespace"},
                   {"from_entity", "to_entity"}),
-    "explore_graph": ("Explore the graph", R, {"seed", "caps", "max_tokens", "cursor", "namespace"}, {"seed"}),
+    "explore_graph": ("Explore the graph", R, {"seed", "caps", "max_tokens", "cursor", "count_reachable", "namespace"},
+                      {"seed"}),
     "memory_history": ("Memory history", R, {"memory_id", "cursor", "namespace"}, {"memory_id"}),
     "forget_memory": ("Forget a memory", D, {"memory_id", "mode", "namespace"}, {"memory_id"}),
     "restore_memory": ("Restore a memory", W, {"memory_id", "namespace"}, {"memory_id"}),
@@ -277,7 +278,10 @@ def test_graph_tools(runtime: Runtime, ns: str) -> None:
         assert {"truncated", "unavailableDocuments", "coverage", "nextCursor"} <= set(graph)
         by_memory = await s.call("explore_graph", seed={"kind": "document", "id": first["id"]},
                                  caps={"depth": 1, "max_nodes": 5})
-        assert len(by_memory["nodes"]) <= 5
+        assert len(by_memory["nodes"]) <= 5 and by_memory["reachableDocuments"] >= 1
+        uncounted = await s.call("explore_graph", seed={"kind": "document", "id": first["id"]},
+                                 caps={"depth": 1, "max_nodes": 1}, count_reachable=False)
+        assert uncounted["truncated"] and uncounted["reachableDocuments"] is None and uncounted["coverage"] is None
         assert "max_nodes" in await s.error("explore_graph", seed={"kind": "query", "query": "Acme"},
                                             caps={"max_nodes": 0})
         assert "seed" in await s.error("explore_graph", seed={"kind": "person", "id": priya["id"]})

@@ -176,6 +176,8 @@ def export(
     format: Annotated[str, typer.Option(help="json, graphml (Gephi, yEd) or cypher.")] = "json",
     depth: Annotated[int, typer.Option(help="Hops from the seed (1-4).")] = 2,
     max_nodes: Annotated[int, typer.Option(help="Nodes at most (1-5,000).")] = 2000,
+    count: Annotated[bool, typer.Option("--count/--no-count",
+                                        help="Count the reachable memories (--no-count is faster).")] = True,
     data_dir: DataDir = None,
 ) -> None:
     """One bounded page of the evidence graph around a seed, written to a file; says how complete it is."""
@@ -189,12 +191,13 @@ def export(
         fail(InvalidInput(f"--format must be one of json, graphml, cypher, not {format!r}"), code=2)
     kind, value = next(iter(seeds.items()))
     request_data = {"seed": {"kind": kind, ("query" if kind == "query" else "id"): value},
-                    "caps": {"depth": depth, "max_nodes": max_nodes}}
+                    "caps": {"depth": depth, "max_nodes": max_nodes}, "count_reachable": count}
 
     def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:
         result = service.export(ctx, namespace, parse(ExportRequest, request_data))
         summary = (f"{len(result.nodes)} nodes, {len(result.edges)} edges, {result.total_documents} of "
-                   f"{'at least ' if result.coverage_is_upper_bound else ''}{result.reachable_documents} memories"
+                   f"{'at least ' if result.coverage_is_upper_bound else ''}"
+                   f"{'(not counted)' if result.reachable_documents is None else result.reachable_documents} memories"
                    f"{', truncated' if result.truncated else ''}"
                    f"{'; more pages: use the HTTP API or GraphQL with the cursor' if result.next_cursor else ''}")
         if format == ExportFormat.json:

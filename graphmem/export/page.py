@@ -29,13 +29,13 @@ class ExportCursor(BaseModel):
     as_of: int
     offset: int = Field(ge=0)
     seeds: list[str] | None
-    reachable: int
+    reachable: int | None = Field(description="None: not counted (count_reachable false)")
     upper_bound: bool
 
 
 def request_digest(request: ExportRequest) -> str:
     return digest({"seed": request.seed.model_dump(mode="json"), "caps": request.caps.model_dump(),
-                   "view": request.view.model_dump()})
+                   "view": request.view.model_dump(), "count_reachable": request.count_reachable})
 
 
 def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, request: ExportRequest,
@@ -72,20 +72,24 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         has_next = end < len(walk.nodes)
         truncated = has_next or offset > 0 or walk.cut
         included = documents(page)
+        reachable: int | None
         if not truncated:
             reachable, upper_bound = included, False
         elif state is not None:
             reachable, upper_bound = state.reachable, state.upper_bound
-        else:
+        elif request.count_reachable:
             reachable, upper_bound = traversal.reachable_documents(caps, page)
-        denominator = max(reachable, included)
+        else:
+            reachable, upper_bound = None, False
+        denominator = None if reachable is None else max(reachable, included)
         next_cursor = cursors.seal(CURSOR_PURPOSE, ExportCursor(
             ns=namespace, request=request_digest(request), as_of=as_of, offset=end, seeds=pinned_seeds,
             reachable=reachable, upper_bound=upper_bound)) if has_next else None
+        coverage = None if denominator is None else included / denominator if denominator else 1.0
         return ExportResult(
             total_documents=included, reachable_documents=denominator, truncated=truncated,
             unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
-            coverage=included / denominator if denominator else 1.0, coverage_is_upper_bound=upper_bound,
+            coverage=coverage, coverage_is_upper_bound=upper_bound,
             next_cursor=next_cursor, nodes=page_nodes(tx, page, namespace),
             edges=page_edges(tx, scope, page, walk.nodes[:end]))
 

@@ -154,7 +154,8 @@ def render_cypher(result: ExportResult, namespace: str) -> str:
     labels = {node.id: _LABELS[node.kind] for node in result.nodes if node.kind in _LABELS}
     lines = [f"// graphmem evidence-graph export into namespace {namespace}: {len(labels)} nodes, "
              f"{len(result.edges)} edges; truncated: {str(result.truncated).lower()}, "
-             f"coverage: {result.coverage:.4f}. One statement per line."]
+             f"coverage: {'not counted' if result.coverage is None else f'{result.coverage:.4f}'}. "
+             "One statement per line."]
     for node in result.nodes:
         if node.id not in labels:
             continue

@@ -120,12 +120,12 @@ class EvidenceGraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     total_documents: int = strawberry.field(description="documents on this page")
-    reachable_documents: int = strawberry.field(
+    reachable_documents: int | None = strawberry.field(
         description="documents reachable from the seeds within the depth (at least this many when "
-                    "coverageIsUpperBound)")
+                    "coverageIsUpperBound); null when not counted (countReachable: false)")
     truncated: bool
     unavailable_documents: int
-    coverage: float
+    coverage: float | None = strawberry.field(description="null when not counted")
     coverage_is_upper_bound: bool
     next_cursor: str | None = strawberry.field(description="null on the last page")
 

@@ -158,10 +158,14 @@ class Query(Connections):
     @strawberry.field(description="one page of the bounded evidence graph around a seed, with how complete it is")
     async def graph(self, info: Info, seed: GraphSeed, caps: GraphCaps | None = None, after: str | None = None,
                     as_of: datetime | None = None, include_superseded: bool = False,
+                    count_reachable: Annotated[bool, strawberry.argument(
+                        description="false: skip counting the reachable documents (reachableDocuments and "
+                                    "coverage are then null)")] = True,
                     namespace: Namespace = None) -> EvidenceGraph:
         ctx, ns = info.context.scope(namespace)
         request = parse(ExportRequest, _present({"seed": seed.value(), "caps": (caps or GraphCaps()).values(),
-                                                 "cursor": after, "view": _view(as_of, include_superseded)}))
+                                                 "cursor": after, "view": _view(as_of, include_superseded),
+                                                 "count_reachable": count_reachable}))
         return EvidenceGraph.from_result(await info.context.call(info.context.service.export, ctx, ns, request))
 
     @strawberry.field(name="findPath", description="the shortest paths between two entities, by name")

@@ -56,7 +56,10 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], sco
           depth: int = 2, max_nodes: int = 2000, max_documents: int = 1000, fanout: int = 50,
           as_of: int | None = None, include_superseded: bool = False, include_forgotten: bool = False,
           cursor: str | None = None, format: ExportFormat = ExportFormat.json,
-          target_scope: str | None = None) -> GraphOut | Response:
+          target_scope: str | None = None,
+          count_reachable: Annotated[bool, Query(description="false: skip counting the reachable documents "
+                                                 "(reachableDocuments and coverage are then null)")] = True,
+          ) -> GraphOut | Response:
     """One page of the bounded evidence graph around a seed, with how complete it is (``totalDocuments``,
     ``truncated``, ``unavailableDocuments``, ``coverage``) and the next page's cursor."""
     ctx, ns = caller.scope(scope)
@@ -64,6 +67,7 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], sco
         {"kind": seed, "ids": ids or []} if seed == "ids" else {"kind": seed, "id": id}
     request = parse(ExportRequest, {
         "seed": seed_value, "cursor": cursor, "view": _view(as_of, include_superseded, include_forgotten),
+        "count_reachable": count_reachable,
         "caps": {"depth": depth, "max_nodes": max_nodes, "max_documents": max_documents, "fanout": fanout}})
     service = caller.runtime.service
     result = service.export(ctx, ns, request)

@@ -133,18 +133,20 @@ def register(server: MCPServer, calls: Calls) -> None:
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
     def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: GraphTokens = EXPLORE_TOKENS,
-                      cursor: Cursor = None, namespace: Namespace = None) -> GraphResult:
+                      cursor: Cursor = None, count_reachable: bool = True,
+                      namespace: Namespace = None) -> GraphResult:
         """The evidence graph around a seed: {"kind": "query", "query": "..."}, {"kind": "document", "id": a
         memory id}, {"kind": "entity", "id": an entity id} or {"kind": "ids", "ids": [...]}. Memories, facts,
         entities and their links, bounded by `caps` (depth 2, 100 nodes, 10 neighbours a node by default) and
         `max_tokens` (8,000; labels are cut to 300 characters, shorter when needed: labelsCutAt, then edges
         left out: edgesLeftOut), with how complete it is (totalDocuments, truncated, unavailableDocuments,
-        coverage) and nextCursor for the next page. Edges name nodes by their `ref`."""
+        coverage; `count_reachable: false` skips counting and leaves reachableDocuments and coverage null, for
+        speed) and nextCursor for the next page. Edges name nodes by their `ref`."""
         bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
                             fanout=caps.fanout)
 
         def work(caller: Caller) -> GraphResult:
-            request = ExportRequest(seed=seed, caps=bounds, cursor=cursor)
+            request = ExportRequest(seed=seed, caps=bounds, cursor=cursor, count_reachable=count_reachable)
             return GraphResult.of(caller.runtime.service.export(caller.context, caller.namespace, request),
                                   PREVIEW_CHARS, max_tokens)
 

@@ -203,10 +203,10 @@ class GraphResult(Seed):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     total_documents: int
-    reachable_documents: int
+    reachable_documents: int | None = Field(description="null when not counted (count_reachable false)")
     truncated: bool
     unavailable_documents: int
-    coverage: float
+    coverage: float | None
     next_cursor: str | None = Field(None, description="pass it back as cursor, with the same seed, for more")
     labels_cut_at: int = Field(description="labels longer than this many characters were cut")
     edges_left_out: int = Field(0, description="edges of this page left out to stay within max_tokens")
@@ -226,7 +226,8 @@ class GraphResult(Seed):
             return cls(nodes=nodes, edges=edges[:kept], total_documents=page.total_documents,
                        reachable_documents=page.reachable_documents,
                        truncated=page.truncated, unavailable_documents=page.unavailable_documents,
-                       coverage=round(page.coverage, 4), next_cursor=page.next_cursor, labels_cut_at=chars,
+                       coverage=None if page.coverage is None else round(page.coverage, 4),
+                       next_cursor=page.next_cursor, labels_cut_at=chars,
                        edges_left_out=len(edges) - kept, tokens=0)
 
         # Sized with tokens=0; the count written at the end takes a few word pieces more ("7999" is not one).

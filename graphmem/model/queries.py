@@ -158,6 +158,9 @@ class ExportRequest(Input):
     caps: ExportCaps = ExportCaps()
     view: View = CURRENT
     cursor: Cursor = None
+    count_reachable: bool = Field(True, description="count the documents reachable from the seeds (a second, "
+                                  "wider walk on the first page of a truncated export); false skips it, and "
+                                  "reachable_documents and coverage are then null")
 
 
 class ExportFormat(StrEnum):

@@ -57,11 +57,13 @@ class ExportSummary(BaseModel):
     """The honest completeness fields of one page (``graphmem/export/__init__.py`` defines them)."""
 
     total_documents: int = Field(description="documents on this page")
-    reachable_documents: int = Field(description="documents reachable from the seeds within the caps' depth in "
-                                                 "the view (at least this many when coverage_is_upper_bound)")
+    reachable_documents: int | None = Field(
+        description="documents reachable from the seeds within the caps' depth in the view (at least this many "
+                    "when coverage_is_upper_bound); null when the export was asked not to count them")
     truncated: bool
     unavailable_documents: int
-    coverage: float = Field(ge=0, le=1)
+    coverage: float | None = Field(ge=0, le=1, description="this page's documents over reachable_documents; "
+                                   "null when they were not counted")
     coverage_is_upper_bound: bool
     next_cursor: str | None = Field(None, description="None when this is the last page")
 

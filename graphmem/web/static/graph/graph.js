@@ -8,8 +8,8 @@
 const TOKEN_KEY = "graphmem.token";
 const LABEL_CHARS = 40;
 const EDGE_TYPES = { contains: "CONTAINS", mentions: "MENTIONS", triple: "RELATES", previous_version: "PREVIOUS_VERSION" };
-// What the form and the URL carry besides the seed: the caps, the view, the namespace.
-const OPTIONS = ["depth", "max_nodes", "max_documents", "fanout", "include_superseded", "scope"];
+// What the form and the URL carry besides the seed: the caps, the view, the namespace, whether to count.
+const OPTIONS = ["depth", "max_nodes", "max_documents", "fanout", "include_superseded", "scope", "count_reachable"];
 const OLDER = { color: "#E6E8EC", border: "#B9BEC8" };  // an older version (is_latest false), greyed
 const NEGATED = "#D0312D";
 
@@ -181,6 +181,7 @@ function requestFromForm() {
     return null;
   }
   for (const key of OPTIONS) if ((form.get(key) || "").trim()) params.set(key, form.get(key).trim());
+  if (!document.getElementById("count_reachable").checked) params.set("count_reachable", "false");
   return params;
 }
 
@@ -205,8 +206,13 @@ function number(value) {
 function completeness() {
   const first = page.first;
   const fanoutCut = first.truncated && first.next_cursor === null;
+  const counted = first.reachableDocuments !== null;
   const truncated = page.pages === 1 ? first.truncated :
-    page.cursor !== null || page.shown < first.reachableDocuments || fanoutCut;
+    page.cursor !== null || (counted && page.shown < first.reachableDocuments) || fanoutCut;
+  if (!counted) {
+    return `showing ${number(page.shown)} documents (reachable not counted)${truncated ? ", truncated" : ""}` +
+      (page.unavailable ? ` (${number(page.unavailable)} unavailable)` : "");
+  }
   const reachable = Math.max(page.shown, first.reachableDocuments);
   const bound = first.coverage_is_upper_bound && page.shown < first.reachableDocuments ? "at least " : "";
   let line = `showing ${number(page.shown)} of ${bound}${number(reachable)} documents${truncated ? ", truncated" : ""}`;
@@ -335,7 +341,10 @@ async function expand(node) {
     params.set("id", node.id);
   }
   params.set("depth", "1");
-  for (const key of OPTIONS) if (key !== "depth" && page.request.has(key)) params.set(key, page.request.get(key));
+  params.set("count_reachable", "false");  // the line describes the main export; the expansion is not counted
+  for (const key of OPTIONS) {
+    if (!["depth", "count_reachable"].includes(key) && page.request.has(key)) params.set(key, page.request.get(key));
+  }
   const generation = page.generation;
   const result = await exportPage(params);
   if (generation !== page.generation) return;
@@ -383,7 +392,7 @@ function start() {
   for (const key of OPTIONS) {
     const input = document.getElementById(key);
     if (!current.has(key)) continue;
-    if (input.type === "checkbox") input.checked = current.get(key) === "true";
+    if (input.type === "checkbox") input.checked = current.get(key) === "true";  // count_reachable: "false" unticks
     else input.value = current.get(key);
   }
   fetch("/browser/graphmem.grass").then((response) => response.text()).then((text) => {
