@@ -40,7 +40,8 @@ ORDER BY id
 LIMIT $remaining
 
 // One level of the walk. $frontier holds the previous level's nodes as {id, kind} (never unavailable
-// ones: those are not expanded), $visited every node the walk holds so far. Documents and facts must be
+// ones: those are not expanded), $visited every node the walk holds so far (a map id -> true: a lookup,
+// where a list would be scanned for every candidate). Documents and facts must be
 // in view; an entity is reached only from a fact in view or over a triple whose fact is in view; a
 // document outside the view but next to one in view over PREVIOUS_VERSION comes back as 'unavailable'.
 // Each node contributes its first $fanout new neighbours by id; one more ($fanout + 1) is looked at only
@@ -77,7 +78,7 @@ CALL (item) {
     RETURN m.id AS id, 'entity' AS kind
   }
   WITH id, kind
-  WHERE NOT id IN $visited
+  WHERE $visited[id] IS NULL
   RETURN id, kind
   ORDER BY id
   LIMIT $fanout_probe

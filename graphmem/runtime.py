@@ -38,6 +38,9 @@ class Runtime:
     owns_engine: bool = False
     schema_version: int = 0
     versions: dict[str, str] = field(default_factory=dict)
+    # Set while the warm-up (models, search indexes) runs: /ready waits for it; a runtime that never warms up
+    # (a test's, a CLI command's) has nothing to wait for.
+    warming: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
@@ -91,11 +94,22 @@ class Runtime:
     def warm_up(self) -> None:
         """Load models and search indexes ahead of the first request (run in the background by the app).
         A failure is logged, not raised: the first request would then pay the cost, nothing more."""
+        self.warming.set()
         try:
             self.service.warm_up()
             log.info("warm-up done: models loaded, search indexes touched")
         except Exception:  # warm-up is an optimisation; requests report real failures themselves
             log.exception("warm-up failed; the first requests will load models and indexes themselves")
+        finally:
+            self.warming.clear()
+
+    def pending(self) -> list[str]:
+        """What the first searches would still wait for: ``models`` while the warm-up runs, ``indexes`` while
+        the database builds search indexes in the background (``MemoryService.indexes_settling``)."""
+        waiting = ["models"] if self.warming.is_set() else []
+        if self.service.indexes_settling():
+            waiting.append("indexes")
+        return waiting
 
     def job_worker(self) -> JobWorker:
         """A worker for this runtime's queued jobs (not started)."""
@@ -105,6 +119,7 @@ class Runtime:
         """What a long-running front end (``serve``, ``graphmem mcp``) runs beside its requests: models and
         search indexes warmed in the background (the first search does not pay seconds of loading), and the
         job worker when jobs are enabled. Returns the call that stops them."""
+        self.warming.set()  # before the thread starts: /ready never sees a moment between start and warm-up
         threading.Thread(target=self.warm_up, name="graphmem-warm-up", daemon=True).start()
         jobs = self.job_worker() if self.settings.jobs_enabled else None
         if jobs is None:
@@ -113,7 +128,9 @@ class Runtime:
         return jobs.stop
 
     def health(self) -> tuple[bool, dict[str, object]]:
-        """(healthy, report). The report never carries a secret: no URI credentials, no password."""
+        """(healthy, report). The report never carries a secret: no URI credentials, no password. Healthy
+        with work pending (``pending``) is ``"status": "warming"``: answering, but the first searches would be
+        slow; ``/ready`` turns that into 503."""
         report: dict[str, object] = {
             "dialect": self.store.dialect.name,
             "schema_version": self.schema_version,
@@ -134,6 +151,9 @@ class Runtime:
             engine_report["reachable"] = False
             return False, {"status": "unavailable", "reason": exc.code, **report}
         engine_report["reachable"] = True
+        waiting = self.pending()
+        if waiting:
+            return True, {"status": "warming", "waiting_for": waiting, **report}
         return True, {"status": "ok", **report}
 
     def __enter__(self) -> Runtime:

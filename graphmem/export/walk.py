@@ -55,7 +55,10 @@ class Traversal:
                 exhausted = True
                 break
             remaining = budget - len(nodes)
-            rows = self.tx.run("export_level", frontier=frontier, visited=[node.id for node in nodes],
+            # a map, not a list: the statement asks it once per candidate neighbour, and a list is scanned
+            # (at 100k facts a count walk's level took half its time in `NOT id IN $visited`)
+            visited = dict.fromkeys((node.id for node in nodes), True)
+            rows = self.tx.run("export_level", frontier=frontier, visited=visited,
                                fanout=fanout, fanout_probe=fanout + 1, remaining=remaining, **self.scope)
             level = [Reached(row["id"], row["kind"], depth) for row in rows]
             nodes.extend(level)
