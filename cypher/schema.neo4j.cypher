@@ -30,3 +30,9 @@ CREATE INDEX relates_predicate IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.predica
 // Indexes populate in the background on Neo4j; the bootstrap waits (bounded) before serving.
 // name: await_indexes
 CALL db.awaitIndexes(300)
+
+// Indexes still populating (after creation, or a restore): /ready answers 503 while any is.
+// name: indexes_populating
+SHOW INDEXES YIELD state, populationPercent
+WHERE state <> 'ONLINE' OR populationPercent < 100
+RETURN count(*) AS populating

@@ -24,6 +24,7 @@ from graphmem.store import dialect as dialects
 from graphmem.store.driver import GraphStore
 from graphmem.store.engine import BundledEngine
 from graphmem.store.schema import bootstrap, check_embedder
+from graphmem.store.settling import IndexSettling
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class Runtime:
     # Set while the warm-up (models, search indexes) runs: /ready waits for it; a runtime that never warms up
     # (a test's, a CLI command's) has nothing to wait for.
     warming: threading.Event = field(default_factory=threading.Event)
+    settling: IndexSettling | None = None  # the database's background index work, where it can be seen
 
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
@@ -89,7 +91,8 @@ class Runtime:
                             settings.rate_limit_storage)
         identity = Identity(CredentialStore(store), limits, settings.default_namespace)
         return cls(settings, store, service, identity, engine,
-                   owns_engine=started and own_engine, schema_version=schema_version, versions=versions)
+                   owns_engine=started and own_engine, schema_version=schema_version, versions=versions,
+                   settling=IndexSettling(store, http))
 
     def warm_up(self) -> None:
         """Load models and search indexes ahead of the first request (run in the background by the app).
@@ -105,9 +108,9 @@ class Runtime:
 
     def pending(self) -> list[str]:
         """What the first searches would still wait for: ``models`` while the warm-up runs, ``indexes`` while
-        the database builds search indexes in the background (``MemoryService.indexes_settling``)."""
+        the database builds search indexes in the background (``graphmem/store/settling.py``)."""
         waiting = ["models"] if self.warming.is_set() else []
-        if self.service.indexes_settling():
+        if self.settling is not None and self.settling.busy():
             waiting.append("indexes")
         return waiting
 
