@@ -15,7 +15,11 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
 * where each search spends its time, per statement (a second pass of up to 50 queries), and whether the vector
   index answers (index top 30 vs the exact scan, recall@30 and the time of each);
 * ``service.recall`` (8 items, 1,500 tokens) and ``service.export`` (max_nodes 1,000, depth 3; seeded by a
-  query or a hub entity) p50/p95 over ``--calls`` calls, with the nodes an export returns;
+  query or a hub entity; with the reachable documents counted, the default, and with ``count_reachable``
+  false) p50/p95 over ``--calls`` calls, with the nodes an export returns;
+* resident memory of the app process and of the engine: idle with the models loaded, after each load, after
+  the searches; and the seconds from the end of a load until the engine's background index builds are done
+  (``runtime.settling``: what ``/ready`` waits for), before the first search is measured;
 * a second namespace of 10 real facts (spaCy + the model, ``service.add_documents``): do its searches
   still find their facts among the big namespace's?
 
@@ -547,11 +551,14 @@ class Bench:
         else:
             print("  export: no hub entity id seen in search hits; entity seeds skipped")
         out = {}
-        for kind, kind_seeds in seeds.items():
+        runs = [(kind, kind_seeds, count) for kind, kind_seeds in seeds.items() for count in (True, False)]
+        for kind, kind_seeds, count in runs:
             latencies, counts, edges, truncated = [], [], [], 0
             deadline = time.monotonic() + self.args.budget / 6
+            name = f"export {kind}{'' if count else ' uncounted'}"
             for seed in kind_seeds:
-                seconds, result = timed(export, self.ctx, BIG, ExportRequest(seed=seed, caps=caps))
+                seconds, result = timed(export, self.ctx, BIG, ExportRequest(seed=seed, caps=caps,
+                                                                             count_reachable=count))
                 latencies.append(seconds)
                 assert isinstance(result, ExportResult)
                 counts.append(len(result.nodes))
@@ -559,32 +566,44 @@ class Bench:
                 truncated += result.truncated
                 if time.monotonic() > deadline and len(latencies) >= 5:
                     break
-            out[f"export {kind} p50"], out[f"export {kind} p95"] = ms(latencies, .5), ms(latencies, .95)
+            out[f"{name} p50"], out[f"{name} p95"] = ms(latencies, .5), ms(latencies, .95)
             nodes = (f"; nodes returned p50 {percentile(counts, .5)}, max {max(counts)}; "
                      f"edges p50 {percentile(edges, .5)}; truncated {truncated}/{len(latencies)}")
-            print(f"  export ({kind} seed, max_nodes 1000, depth {EXPORT_DEPTH}), {len(latencies)} calls: "
-                  f"p50 {out[f'export {kind} p50']:.1f} ms, p95 {out[f'export {kind} p95']:.1f} ms{nodes}")
+            print(f"  export ({kind} seed, max_nodes 1000, depth {EXPORT_DEPTH}"
+                  f"{'' if count else ', count_reachable false'}), {len(latencies)} calls: "
+                  f"p50 {out[f'{name} p50']:.1f} ms, p95 {out[f'{name} p95']:.1f} ms{nodes}")
         return out
 
 
 def print_growth(sizes: list[int], results: list[dict[str, float]]) -> None:
     first, last = results[0], results[-1]
-    print(f"\ngrowth from {sizes[0]} to {sizes[-1]} facts ({sizes[-1] / sizes[0]:.1f}x the facts), ms "
+    print(f"\ngrowth from {sizes[0]} to {sizes[-1]} facts ({sizes[-1] / sizes[0]:.1f}x the facts), ms unless named "
           "(· = mean per search in the by-statement pass):")
     for name in first:
         if name in last:
             ratio = last[name] / first[name] if first[name] else float("inf")
-            print(f"  {name:<28} {first[name]:9.1f} → {last[name]:9.1f}   x{ratio:.2f}")
+            print(f"  {name:<34} {first[name]:9.1f} → {last[name]:9.1f}   x{ratio:.2f}")
 
 
-def engine_notes(runtime: Runtime) -> None:
-    engine = runtime.engine
-    if engine is None:
-        return
-    state = engine.status().state
-    if state is not None and state.pid is not None:
-        rss = psutil.Process(state.pid).memory_info().rss / 2**30
-        print(f"  engine process RSS {rss:.2f} GiB (heap limit {runtime.settings.engine_heap})")
+def memory(runtime: Runtime, when: str) -> dict[str, float]:
+    """Resident memory of this process (the app: models, driver, service) and of the engine, in GiB."""
+    app = psutil.Process().memory_info().rss / 2**30
+    state = runtime.engine.status().state if runtime.engine is not None else None
+    engine = psutil.Process(state.pid).memory_info().rss / 2**30 if state is not None and state.pid else 0.0
+    print(f"  resident memory {when}: app process {app:.2f} GiB, engine process {engine:.2f} GiB "
+          f"(heap limit {runtime.settings.engine_heap})")
+    return {f"app RSS GiB {when}": app, f"engine RSS GiB {when}": engine}
+
+
+def settle(runtime: Runtime) -> dict[str, float]:
+    """Seconds until the engine's background index builds are done (what /ready waits for), polled."""
+    assert runtime.settling is not None
+    started = time.perf_counter()
+    while runtime.settling.busy() and time.perf_counter() - started < 900:
+        time.sleep(1)
+    seconds = time.perf_counter() - started
+    print(f"  background index builds settled (/ready would answer 200) {seconds:.0f} s after the load")
+    return {"settle s": seconds}
 
 
 def engine_warnings(runtime: Runtime) -> None:
@@ -647,6 +666,7 @@ def main() -> None:
                   f"+ entity names; {len(corpus.entities)} entities drawn with weight 1/(rank+10); "
                   f"documents of 5-20 facts")
 
+            memory(runtime, "idle, models loaded")
             small_text = [d.format(word=corpus.topic_words[0][0]) for d in SMALL_DOCUMENTS]
             seconds, _ = timed(service.add_documents, CallerContext.for_namespaces(SMALL), SMALL,
                                [DocumentInput(content=t) for t in small_text])
@@ -671,8 +691,9 @@ def main() -> None:
                       f"entities, {counts.triples} triples; hubs in "
                       + ", ".join(str(n) for _, n in top) + " facts; "
                       f"{sum(1 for n in corpus.facts_mentioning.values() if n == 1)} entities in one fact only")
-                engine_notes(runtime)
-                results.append(bench.measure(size))
+                measured = {**memory(runtime, "after the load"), **settle(runtime)}
+                measured |= bench.measure(size)
+                results.append(measured | memory(runtime, "after the searches"))
             if len(sizes) > 1:
                 print_growth(sizes, results)
             engine_warnings(runtime)
