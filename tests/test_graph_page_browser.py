@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Page, Route, sync_playwright
+from browser_helpers import artifacts, offline_page
+from playwright.sync_api import Page
 from test_browser_pages import grass_rules
-from test_graphiql_browser import CHROMIUM, artifacts
 
 from graphmem.app import create_app
 from graphmem.identity import NewCredential, Scope
@@ -89,92 +89,76 @@ def until(page: Page, script: str, argument: object) -> None:
 
 def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str], runtime: Runtime,
                                                           gold_ns: str) -> None:
-    assert CHROMIUM, "this test needs Chromium: install the Debian package `chromium` (apt-get install chromium)"
     base, token = site
     colours = {key.removeprefix("node."): rule["color"] for key, rule in
                grass_rules(httpx.get(f"{base}/browser/graphmem.grass").text).items()}
     first = api(site, seed="query", query="Project Falcon", **CAPS)
     assert first["truncated"] and first["next_cursor"]  # the caps are small enough for a second page
-    outside: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
+    with offline_page(base) as (page, outside):
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{base}/graph?max_nodes=80&max_documents=10&fanout=25&depth=2")
+        page.locator("#query").fill("Project Falcon")
+        page.locator("#seed button[type=submit]").click()
+        page.locator("#token-input").fill(token)  # asked once, kept in the tab's session storage
+        page.locator("#token-form button").click()
+        status = page.locator("#completeness")
+        status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
+        assert status.inner_text() == line([first])
+        assert drawn(page) == (len(first["nodes"]), len(first["edges"]))
+        assert "q=Project+Falcon" in page.url  # the search is in the URL, to share or reload
 
-            def route(request_route: Route) -> None:
-                if request_route.request.url.startswith(base):
-                    request_route.continue_()
-                else:
-                    outside.append(request_route.request.url)  # the page needs nothing from another host
-                    request_route.abort()
+        # the Browser style's colours: a document, and entities by their type label
+        by_kind = page.evaluate("""() => window.graphmem.cy.nodes().map(n => [n.data('node').kind,
+            n.data('node').type, n.data('color')])""")
+        assert any(kind == "document" and colour == colours["Document"] for kind, _, colour in by_kind)
+        typed = [(kind_type, colour) for kind, kind_type, colour in by_kind if kind == "entity"]
+        assert typed
+        assert all(colour == colours.get(kind_type or "", colours["Entity"]) for kind_type, colour in typed)
 
-            page.route("**/*", route)
-            page.goto(f"{base}/graph?max_nodes=80&max_documents=10&fanout=25&depth=2")
-            page.locator("#query").fill("Project Falcon")
-            page.locator("#seed button[type=submit]").click()
-            page.locator("#token-input").fill(token)  # asked once, kept in the tab's session storage
-            page.locator("#token-form button").click()
-            status = page.locator("#completeness")
-            status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
-            assert status.inner_text() == line([first])
-            assert drawn(page) == (len(first["nodes"]), len(first["edges"]))
-            assert "q=Project+Falcon" in page.url  # the search is in the URL, to share or reload
+        page.screenshot(path=str(artifacts() / "graph.png"))
 
-            # the Browser style's colours: a document, and entities by their type label
-            by_kind = page.evaluate("""() => window.graphmem.cy.nodes().map(n => [n.data('node').kind,
-                n.data('node').type, n.data('color')])""")
-            assert any(kind == "document" and colour == colours["Document"] for kind, _, colour in by_kind)
-            typed = [(kind_type, colour) for kind, kind_type, colour in by_kind if kind == "entity"]
-            assert typed
-            assert all(colour == colours.get(kind_type or "", colours["Entity"]) for kind_type, colour in typed)
+        second = api(site, seed="query", query="Project Falcon", cursor=first["next_cursor"], **CAPS)
+        page.locator("#more").click()
+        page.locator("#drawn", has_text="from 2 pages").wait_for(timeout=30_000)
+        assert drawn(page)[0] == len(first["nodes"]) + len(second["nodes"])
+        assert status.inner_text() == line([first, second])
 
-            page.screenshot(path=str(artifacts() / "graph.png"))
+        fact = click_node(page, "node.fact")
+        page.locator("#details dd", has_text=fact["text"][:30]).first.wait_for(timeout=10_000)
 
-            second = api(site, seed="query", query="Project Falcon", cursor=first["next_cursor"], **CAPS)
-            page.locator("#more").click()
-            page.locator("#drawn", has_text="from 2 pages").wait_for(timeout=30_000)
-            assert drawn(page)[0] == len(first["nodes"]) + len(second["nodes"])
-            assert status.inner_text() == line([first, second])
+        before_line = status.inner_text()
+        before = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
+        entity = click_node(page, "node.entity", double=True)
+        around = api(site, seed="entity", id=entity["id"], **{**CAPS, "depth": 1})
+        until(page, "(id) => window.graphmem.cy.getElementById(id).hasClass('expanded')", entity["id"])
+        after = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
+        assert after == before | {node["id"] for node in around["nodes"]}  # merged, nothing lost
+        assert status.inner_text() == before_line  # it still describes the main export
 
-            fact = click_node(page, "node.fact")
-            page.locator("#details dd", has_text=fact["text"][:30]).first.wait_for(timeout=10_000)
+        # one fact may state two triples between the same two entities: both are drawn
+        moved = api(site, seed="query", query="moved", **CAPS)
+        doubled = Counter((e["source"], e["target"], e["fact_id"]) for e in moved["edges"] if e["kind"] == "triple")
+        assert max(doubled.values()) > 1
+        page.goto(f"{base}/graph?q=moved&max_nodes=80&max_documents=10&fanout=25&depth=2")
+        status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
+        assert drawn(page) == (len(moved["nodes"]), len(moved["edges"]))
 
-            before_line = status.inner_text()
-            before = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
-            entity = click_node(page, "node.entity", double=True)
-            around = api(site, seed="entity", id=entity["id"], **{**CAPS, "depth": 1})
-            until(page, "(id) => window.graphmem.cy.getElementById(id).hasClass('expanded')", entity["id"])
-            after = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
-            assert after == before | {node["id"] for node in around["nodes"]}  # merged, nothing lost
-            assert status.inner_text() == before_line  # it still describes the main export
+        # not counting the reachable documents: the line says so
+        page.goto(f"{base}/graph?q=Project+Falcon&max_nodes=80&max_documents=10&fanout=25&count_reachable=false")
+        status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
+        assert not page.locator("#count_reachable").is_checked()
+        assert status.inner_text() == \
+            f"showing {first['totalDocuments']:,} documents (reachable not counted), truncated"
 
-            # one fact may state two triples between the same two entities: both are drawn
-            moved = api(site, seed="query", query="moved", **CAPS)
-            doubled = Counter((e["source"], e["target"], e["fact_id"]) for e in moved["edges"] if e["kind"] == "triple")
-            assert max(doubled.values()) > 1
-            page.goto(f"{base}/graph?q=moved&max_nodes=80&max_documents=10&fanout=25&depth=2")
-            status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
-            assert drawn(page) == (len(moved["nodes"]), len(moved["edges"]))
-
-            # not counting the reachable documents: the line says so
-            page.goto(f"{base}/graph?q=Project+Falcon&max_nodes=80&max_documents=10&fanout=25&count_reachable=false")
-            status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
-            assert not page.locator("#count_reachable").is_checked()
-            assert status.inner_text() == \
-                f"showing {first['totalDocuments']:,} documents (reachable not counted), truncated"
-
-            # versions: the changed memory with older versions shown, linked and greyed
-            ctx = CallerContext.for_namespaces(gold_ns)
-            (hit,) = runtime.service.search(ctx, SearchRequest(query="Sofia Lindqvist stepped down as CEO", limit=1))
-            page.goto(f"{base}/graph?memory={hit.citation.document_id}&depth=1&include_superseded=true")
-            status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
-            older = page.evaluate("""() => window.graphmem.cy.nodes('.older').map(n => [n.data('node').version,
-                n.data('color')])""")
-            assert older and all(version == 1 for version, _ in older) and older[0][1] != colours["Document"]
-            assert page.evaluate("() => window.graphmem.cy.edges('.previous_version').length") == 1
-            assert errors == []
-        finally:
-            browser.close()
+        # versions: the changed memory with older versions shown, linked and greyed
+        ctx = CallerContext.for_namespaces(gold_ns)
+        (hit,) = runtime.service.search(ctx, SearchRequest(query="Sofia Lindqvist stepped down as CEO", limit=1))
+        page.goto(f"{base}/graph?memory={hit.citation.document_id}&depth=1&include_superseded=true")
+        status.filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
+        older = page.evaluate("""() => window.graphmem.cy.nodes('.older').map(n => [n.data('node').version,
+            n.data('color')])""")
+        assert older and all(version == 1 for version, _ in older) and older[0][1] != colours["Document"]
+        assert page.evaluate("() => window.graphmem.cy.edges('.previous_version').length") == 1
+        assert errors == []
     assert outside == []
