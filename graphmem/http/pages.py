@@ -11,6 +11,8 @@ graph page is same-origin and sends a Content-Security-Policy that allows nothin
 
 from __future__ import annotations
 
+from functools import cache
+
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -37,10 +39,16 @@ def install(app: FastAPI) -> None:
 router = APIRouter()
 
 
+@cache
+def _static(name: str) -> bytes:
+    """A file of ``static/``, read once: these pages are the same for every request."""
+    return (STATIC / name).read_bytes()
+
+
 @router.get(STYLE_PATH)
 async def style() -> Response:
     """The GRASS style: colours, sizes and captions by label, for Browser's ``:style``."""
-    return Response((STATIC / "graphmem.grass").read_bytes(), media_type="text/plain; charset=utf-8")
+    return Response(_static("graphmem.grass"), media_type="text/plain; charset=utf-8")
 
 
 @router.get(GUIDE_PATH)
@@ -53,8 +61,7 @@ async def guide(request: Request) -> HTMLResponse:
 @router.get("/graph")
 async def graph_page() -> HTMLResponse:
     """The graph page: the page is static, the data comes from ``/v1/graph`` with the person's token."""
-    return HTMLResponse((STATIC / "graph" / "graph.html").read_text(encoding="utf-8"),
-                        headers={"Content-Security-Policy": GRAPH_PAGE_POLICY})
+    return HTMLResponse(_static("graph/graph.html"), headers={"Content-Security-Policy": GRAPH_PAGE_POLICY})
 
 
 class BrowserCors:
