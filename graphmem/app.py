@@ -68,15 +68,12 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
 
     @app.get("/ready", include_in_schema=False)
     async def ready(request: Request) -> JSONResponse:
-        """200 once searches are fast: the database answers, the models are loaded, and no search index is
-        being built in the background; 503 until then (``waiting_for`` says what), for load balancers and
-        compose's healthcheck. ``/health`` stays 200 meanwhile and says ``"status": "warming"``."""
+        """200 once searches are fast (``Runtime.ready``): the database answers, the models are loaded, and no
+        search index is being built in the background at start; 503 until then (``waiting_for`` says what), for
+        load balancers and compose's healthcheck. ``/health`` stays 200 meanwhile and says "warming"."""
         current: Runtime = request.app.state.runtime
-        healthy, report = await run_in_threadpool(current.health)
-        ready = healthy and report["status"] == "ok"
-        body = {"status": "ready"} if ready else {k: report[k] for k in ("status", "waiting_for", "reason")
-                                                  if k in report}
-        return JSONResponse(status_code=200 if ready else 503, content=body)
+        ready, answer = await run_in_threadpool(current.ready)
+        return JSONResponse(status_code=200 if ready else 503, content=answer)
 
     @app.get("/metrics", include_in_schema=False)
     async def prometheus() -> Response:

@@ -43,6 +43,9 @@ class Runtime:
     # (a test's, a CLI command's) has nothing to wait for.
     warming: threading.Event = field(default_factory=threading.Event)
     settling: IndexSettling | None = None  # the database's background index work, where it can be seen
+    # Once ready, a later index rebuild (after a big ingest) is reported by /health, not by /ready: a load
+    # balancer should not drop a server that answers, only wait for it to get ready the first time.
+    became_ready: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
@@ -129,6 +132,20 @@ class Runtime:
             return lambda: None
         jobs.start()
         return jobs.stop
+
+    def ready(self) -> tuple[bool, dict[str, object]]:
+        """(ready, answer) for ``/ready``: the database answers, the warm-up is done, and, until the first
+        time this holds, no search index is being built in the background (later builds only make
+        ``/health`` say ``"warming"``)."""
+        healthy, report = self.health()
+        waiting = [item for item in report.get("waiting_for", [])  # type: ignore[attr-defined]
+                   if item != "indexes" or not self.became_ready.is_set()]
+        if healthy and not waiting:
+            self.became_ready.set()
+            return True, {"status": "ready"}
+        if not healthy:
+            return False, {"status": report["status"], "reason": report.get("reason")}
+        return False, {"status": "warming", "waiting_for": waiting}
 
     def health(self) -> tuple[bool, dict[str, object]]:
         """(healthy, report). The report never carries a secret: no URI credentials, no password. Healthy

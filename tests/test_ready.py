@@ -3,6 +3,7 @@ search indexes in the background (graphmem/store/settling.py); /ready answers 50
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -28,17 +29,22 @@ def test_the_busy_rule_on_states_the_engine_reported() -> None:
     assert not vector_index_busy({})  # nothing known is nothing pending
 
 
-def test_ready_waits_for_the_warm_up_and_the_engine_s_index_builds(run_root: Path) -> None:
+def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_root: Path) -> None:
     """A fresh engine: a batch of 120 facts leaves the facts' vector index due for a rebuild (its threshold is
     100 writes), so /ready is 503 with "indexes" and /health 200 "warming"; the engine rebuilds it after 15 s
-    without writes, and /ready turns 200. While the warm-up runs, /ready waits for "models"."""
+    without writes, and /ready turns 200. Later builds leave /ready at 200 (/health still says "warming"):
+    a load balancer keeps a server that answers. While start_serving's warm-up runs, /ready waits for
+    "models"."""
     with Runtime.open(make_settings(run_root / "ready")) as runtime, TestClient(create_app(runtime=runtime)) as client:
-        assert runtime.settling is not None
         ctx = CallerContext.for_namespaces("ready")
-        sentences = [f"Ana moved team {i} to Kafka in week {i}." for i in range(120)]
-        runtime.service.add_documents(ctx, "ready", [DocumentInput(content=" ".join(sentences[i:i + 12]))
-                                                     for i in range(0, 120, 12)])
-        time.sleep(TTL_S)  # the answer is cached this long
+
+        def ingest(first: int) -> None:
+            sentences = [f"Ana moved team {i} to Kafka in week {i}." for i in range(first, first + 120)]
+            runtime.service.add_documents(ctx, "ready", [DocumentInput(content=" ".join(sentences[i:i + 12]))
+                                                         for i in range(0, 120, 12)])
+            time.sleep(TTL_S)  # the answer is cached this long
+
+        ingest(0)
         waiting = client.get("/ready")
         assert waiting.status_code == 503 and waiting.json() == {"status": "warming", "waiting_for": ["indexes"]}
         health = client.get("/health")
@@ -48,8 +54,22 @@ def test_ready_waits_for_the_warm_up_and_the_engine_s_index_builds(run_root: Pat
             assert time.monotonic() < deadline, "the engine's index builds did not settle in 2 minutes"
             time.sleep(1)
         assert client.get("/ready").json() == {"status": "ready"} and client.get("/health").json()["status"] == "ok"
-        runtime.warming.set()  # as while start_serving's warm-up runs
+
+        ingest(1000)  # due again; ready once, ready still
+        assert client.get("/health").json()["waiting_for"] == ["indexes"]
+        assert client.get("/ready").status_code == 200
+
+        release = threading.Event()
+        warm_up = runtime.service.warm_up
+        runtime.service.warm_up = lambda: (release.wait(30), warm_up())  # type: ignore[method-assign]
+        stop = runtime.start_serving()
         try:
             assert client.get("/ready").json() == {"status": "warming", "waiting_for": ["models"]}
+            release.set()
+            deadline = time.monotonic() + 30
+            while client.get("/ready").status_code != 200:
+                assert time.monotonic() < deadline, "the warm-up did not end"
+                time.sleep(0.2)
         finally:
-            runtime.warming.clear()
+            release.set()
+            stop()
