@@ -67,6 +67,7 @@ WITH f, s, r, o
 ORDER BY s.id, r.predicate, o.id
 WITH f, collect({s: s, r: r, o: o})[..$limit] AS triples
 MATCH (f)<-[:CONTAINS]-(d:Document)
+WHERE d.namespace = f.namespace
 UNWIND triples AS t
 RETURN t.s.id AS subject_id, t.s.name AS subject, t.s.type AS subject_type, t.r.predicate AS predicate,
        t.r.negated AS negated, t.o.id AS object_id, t.o.name AS object, t.o.type AS object_type,

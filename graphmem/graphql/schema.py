@@ -117,12 +117,14 @@ class Query(Connections):
         service = info.context.service
         view = _view(as_of, include_superseded)
         if target is SearchTarget.ENTITIES:
-            entities = await info.context.call(service.search_entities, ctx, parse(EntitySearchRequest, _present({
+            entity_request = parse(EntitySearchRequest, _present({
                 "query": query, "limit": first, "explain": explain, "namespaces": [ns], "view": view,
-                "path": filters.values()["path"] if filters else None})))
-            return SearchConnection(edges=[SearchHit(
+                "path": filters.values()["path"] if filters else None}))
+            entities = await info.context.call(service.search_entities, ctx, entity_request)
+            return SearchConnection(edges=[SearchHit(  # its facts and neighbours read in the search's view
                 cursor=str(rank), score=hit.score, similarity=hit.similarity, signals=None, evidence=[],
-                node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=ns))
+                node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=ns,
+                            view=entity_request.view))
                 for rank, hit in enumerate(entities.items, start=1)])
         request = parse(SearchRequest, _present({"query": query, "limit": first, "explain": explain,
                                                  "namespaces": [ns], "view": view,
