@@ -231,26 +231,26 @@ class GraphResult(Seed):
                        edges_left_out=len(edges) - kept, tokens=0)
 
         # Sized with tokens=0; the count written at the end takes a few word pieces more ("7999" is not one).
-        max_tokens -= COUNT_RESERVE
+        budget = max_tokens - COUNT_RESERVE
         chars, kept = text_chars, len(edges)
         result = build(chars, kept)
         size = result.size()
-        while size > max_tokens and chars > MIN_LABEL_CHARS:  # labels first: every node and edge stays
-            chars = max(MIN_LABEL_CHARS, int(chars * max_tokens / size * 0.9))
+        while size > budget and chars > MIN_LABEL_CHARS:  # labels first: every node and edge stays
+            chars = max(MIN_LABEL_CHARS, int(chars * budget / size * 0.9))
             result = build(chars, kept)
             size = result.size()
-        while size > max_tokens and kept:  # then edges, from the end
-            kept = max(0, kept - max(1, int(kept * (size - max_tokens) / size) + 1))
+        while size > budget and kept:  # then edges, from the end
+            kept = max(0, kept - max(1, int(kept * (size - budget) / size) + 1))
             result = build(chars, kept)
             size = result.size()
-        if size > max_tokens:  # then the labels themselves: the ids stay, get_memory and get_entity read them
+        if size > budget:  # then the labels themselves: the ids stay, get_memory and get_entity read them
             chars = 0
             result = build(chars, kept)
             size = result.size()
-        if size > max_tokens:
-            fits = max(1, int(len(page.nodes) * max_tokens / size))
+        if size > budget:
+            fits = max(1, int(len(page.nodes) * budget / size))
             raise ToolError(f"invalid input: this page's {len(page.nodes)} nodes need {size} tokens without labels "
-                            f"or edges, more than max_tokens {max_tokens + COUNT_RESERVE}: ask for max_nodes {fits} "
+                            f"or edges, more than max_tokens {max_tokens}: ask for max_nodes {fits} "
                             "or fewer, or a larger max_tokens")
         result = result.model_copy(update={"tokens": size})
         return result.model_copy(update={"tokens": result.size()})  # its own count included

@@ -152,6 +152,12 @@ _CALLER_ERRORS = {
 }
 
 
+def _conflict() -> Conflict:
+    """Out of attempts against concurrent writers (a conflict, a lock, a record deleted meanwhile)."""
+    return Conflict("too many concurrent changes to the same records",
+                    next_step="retry the request (with the same request_id, if it had one)")
+
+
 def _refused_value(exc: Neo4jError) -> InvalidInput | None:
     reason = _CALLER_ERRORS.get(exc.code or "")
     return InvalidInput(f"the graph database refused this request: {reason}", reason=exc.code) if reason else None
@@ -227,12 +233,10 @@ class GraphStore:
         except GraphmemError:
             raise
         except (RetryTransaction, ConstraintError, TransientError):
-            raise Conflict("too many concurrent changes to the same records",
-                           next_step="retry the request (with the same request_id, if it had one)") from None
+            raise _conflict() from None
         except Neo4jError as exc:
             if exc.code in _RACE_CODES:
-                raise Conflict("too many concurrent changes to the same records",
-                               next_step="retry the request (with the same request_id, if it had one)") from None
+                raise _conflict() from None
             refused = _refused_value(exc)
             if refused is not None:
                 raise refused from None
