@@ -666,7 +666,7 @@ def main() -> None:
                   f"+ entity names; {len(corpus.entities)} entities drawn with weight 1/(rank+10); "
                   f"documents of 5-20 facts")
 
-            memory(runtime, "idle, models loaded")
+            memory(runtime, "idle, embedder loaded (spaCy loads with the first real facts)")
             small_text = [d.format(word=corpus.topic_words[0][0]) for d in SMALL_DOCUMENTS]
             seconds, _ = timed(service.add_documents, CallerContext.for_namespaces(SMALL), SMALL,
                                [DocumentInput(content=t) for t in small_text])

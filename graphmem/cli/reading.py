@@ -16,7 +16,7 @@ import typer
 from pydantic import BaseModel
 
 from graphmem.cli.common import DataDir, fail, settings
-from graphmem.errors import GraphmemError, InvalidInput
+from graphmem.errors import GraphmemError, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -53,7 +53,7 @@ def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemorySer
     with _service(data_dir) as service:
         try:
             return work(service, CallerContext.for_namespaces(*names))
-        except InvalidInput as exc:
+        except (InvalidInput, NotFound) as exc:  # the input named nothing there: bad input, not a failure
             fail(exc, code=2)
         except GraphmemError as exc:
             fail(exc)
