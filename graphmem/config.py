@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     # Export cursors are signed with this key. Unset: a random key kept in <data_dir>/cursor.key, which is
     # per machine, so replicas serving one endpoint must all set the same secret (32+ characters).
     cursor_secret: SecretStr | None = None
+    # An export with more pages keeps its walk in the database (`_system`) this long after each page, so a
+    # later page goes on from there; after it, its cursor is refused with "start again".
+    export_walk_ttl_s: int = Field(900, ge=10, le=86_400, description="how long an export's walk is kept")
 
     # HTTP server.
     host: str = "127.0.0.1"

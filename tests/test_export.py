@@ -36,6 +36,7 @@ from graphmem.model import (
     View,
     parse,
 )
+from graphmem.records import now_ms
 from graphmem.results import Document, ExportNode, ExportResult, RenderedExport
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
@@ -381,8 +382,12 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     assert sum(rows for _, _, rows in page_walk) <= 7 + 1  # the page's nodes, and one to know more exist
     assert all(params["fanout"] == 4 for name, params, _ in page_walk if name == "export_level")
     assert sum(rows for _, _, rows in count_walk) <= 10 * 7
-    properties = [(name, rows) for name, _, rows in spy[fetches:] if name != "export_edges"]
+    properties = [(name, rows) for name, _, rows in spy[fetches:]
+                  if name in ("export_documents", "export_facts", "export_entities")]
     assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
+    assert names[-2:] == ["export_walks_expire", "export_walk_save"]  # kept for the next page, after the read
+    saved = spy[-1][1]
+    assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= 7 + 1
     check_edges_between_nodes(result)
 
 
@@ -440,6 +445,132 @@ def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContex
     assert sum(p.total_documents for p in pages) == whole.total_documents
     assert sum(p.coverage for p in pages) == pytest.approx(1.0)
     assert all(not p.coverage_is_upper_bound and p.reachable_documents == whole.total_documents for p in pages)
+
+
+def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str], depth: int) -> dict[str, str]:
+    """Every node within ``depth`` hops of the seeds in the current view, with the kind it is shown as:
+    the README's rules, applied in Python to the whole namespace read back from the engine (no statement
+    of the export is used)."""
+    def visible(row: dict[str, Any]) -> bool:
+        return bool(row["latest"]) and not row["forgotten"]
+
+    fields = "n.id AS id, n.is_latest AS latest, n.is_forgotten AS forgotten"
+    documents = {r["id"]: r for r in query(graph, f"MATCH (n:Document) WHERE n.namespace = $ns RETURN {fields}", ns=ns)}
+    facts = {r["id"]: r for r in query(graph, f"MATCH (n:Fact) WHERE n.namespace = $ns RETURN {fields}", ns=ns)}
+    entities = {r["id"] for r in query(graph, "MATCH (n:Entity) WHERE n.namespace = $ns RETURN n.id AS id", ns=ns)}
+    neighbours: dict[str, list[tuple[str, str]]] = {}
+
+    def link(a: str, b: str, kind: str) -> None:
+        neighbours.setdefault(a, []).append((b, kind))
+
+    for r in query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.namespace = $ns "
+                          "RETURN d.id AS d, f.id AS f", ns=ns):
+        if visible(facts[r["f"]]):
+            link(r["d"], r["f"], "fact")
+        if visible(documents[r["d"]]):
+            link(r["f"], r["d"], "document")
+    for r in query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity) WHERE f.namespace = $ns "
+                          "RETURN f.id AS f, e.id AS e", ns=ns):
+        link(r["f"], r["e"], "entity")
+        if visible(facts[r["f"]]):
+            link(r["e"], r["f"], "fact")
+    for r in query(graph, "MATCH (s:Entity)-[r:RELATES]->(o:Entity) WHERE r.namespace = $ns "
+                          "RETURN s.id AS s, o.id AS o, r.fact_id AS fact", ns=ns):
+        if visible(facts[r["fact"]]):
+            link(r["s"], r["o"], "entity")
+            link(r["o"], r["s"], "entity")
+    for r in query(graph, "MATCH (a:Document)-[:PREVIOUS_VERSION]->(b:Document) WHERE a.namespace = $ns "
+                          "RETURN a.id AS a, b.id AS b", ns=ns):
+        for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
+            if visible(documents[y]):
+                link(x, y, "document")
+            elif not documents[y]["forgotten"]:
+                link(x, y, "unavailable")
+    kinds = {**{i: "document" if visible(r) else "unavailable" for i, r in documents.items()
+                if not r["forgotten"]},
+             **{i: "fact" for i, r in facts.items() if visible(r)}, **dict.fromkeys(entities, "entity")}
+    reached = {i: kinds[i] for i in seed_ids if i in kinds}
+    level = list(reached)
+    for _ in range(depth):
+        following: list[str] = []
+        for node in level:
+            if reached[node] == "unavailable":
+                continue  # shown by id, never expanded
+            for neighbour, kind in neighbours.get(node, []):
+                if neighbour not in reached:
+                    reached[neighbour] = kind
+                    following.append(neighbour)
+        level = following
+    return reached
+
+
+def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: CallerContext, ns: str,
+                                                 hub: list[Document], chain: tuple[Document, Document, Document],
+                                                 graph: neo4j.Driver) -> None:
+    add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
+    exact = 0
+    for seed_ids, depth in (([hub[0].id], 2), ([hub[0].id], 3), ([chain[1].id, hub[3].id], 4),
+                            ([chain[0].id], 1)):
+        truth = brute_force_walk(graph, ns, seed_ids, depth)
+        reachable = sum(1 for kind in truth.values() if kind == "document")
+        pages = all_pages(service, ctx, ns, {"kind": "ids", "ids": seed_ids},
+                          {"depth": depth, "max_nodes": 6, "max_documents": 2, "fanout": 100})
+        assert {n.id: n.kind for p in pages for n in p.nodes} == truth  # every page together: the whole walk
+        assert sum(p.total_documents for p in pages) == reachable
+        assert sum(p.unavailable_documents for p in pages) == list(truth.values()).count("unavailable")
+        first = pages[0]
+        assert first.truncated == (len(pages) > 1)
+        if first.coverage_is_upper_bound:  # the count stopped at ten times the caps: a lower bound
+            assert first.reachable_documents is not None and first.reachable_documents <= reachable
+        else:
+            exact += 1
+            assert all(p.reachable_documents == reachable for p in pages)
+            assert first.coverage == pytest.approx(first.total_documents / reachable if reachable else 1.0)
+    assert exact >= 3  # most of these graphs are small enough to count exactly
+
+
+def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: CallerContext, ns: str,
+                                              hub: list[Document], chain: tuple[Document, Document, Document],
+                                              spy: list[tuple[str, dict[str, Any], int]]) -> None:
+    seed_ids = [chain[1].id, hub[0].id]
+    seed, caps = {"kind": "ids", "ids": seed_ids}, {"depth": 4, "max_nodes": 5, "max_documents": 2}
+    spy.clear()
+    pages = all_pages(service, ctx, ns, seed, caps)
+    assert len(pages) > 4
+    later = spy[next(i for i, (name, _, _) in enumerate(spy) if name == "export_walk_get"):]
+    names = [name for name, _, _ in later]
+    assert "export_seeds" not in names  # no later page starts the walk again from its seeds
+    levels = [params for name, params, _ in later if name == "export_level"]
+    assert all(set(seed_ids) <= set(params["visited"]) for params in levels)
+    # one level statement per page at most, plus one per deeper level reached (re-walking: pages x levels)
+    assert len(levels) <= len(pages) - 1 + caps["depth"]
+    assert names.count("export_walk_get") == len(pages) - 1
+
+
+def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerContext, ns: str,
+                                          hub: list[Document], graph: neo4j.Driver) -> None:
+    seed, caps = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}, {"depth": 2, "max_nodes": 5}
+    first = export(service, ctx, ns, seed, caps)
+    assert first.next_cursor is not None
+    ttl_ms = service.core.settings.export_walk_ttl_s * 1000
+    later = MemoryService(service.core.store, service.core.settings, service.pipeline, service.core.cursors,
+                          clock=lambda: now_ms() + ttl_ms + 1)
+    with pytest.raises(InvalidInput, match=r"cursor has expired.*start again from the first page") as raised:
+        export(later, ctx, ns, seed, caps, cursor=first.next_cursor)
+    assert raised.value.code == "invalid_input" and raised.value.details == {"field": "cursor"}
+    again = all_pages(later, ctx, ns, seed, caps)  # starting again works, and saving drops the expired walks
+    assert len(again) > 1
+    kept = query(graph, "MATCH (w:SystemRecord) WHERE w.kind = 'export_walk' "
+                        "RETURN w.namespace AS namespace, w.owner AS owner, w.expires_at AS expires_at")
+    assert kept and all(w["namespace"] == "_system" and w["expires_at"] > now_ms() + ttl_ms for w in kept)
+
+
+def test_a_walk_stops_at_its_limit(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("graphmem.export.page.WALK_LIMIT", 10)
+    pages = all_pages(service, ctx, ns, {"kind": "ids", "ids": [hub[0].id]}, {"depth": 4, "max_nodes": 4})
+    assert [len(p.nodes) for p in pages] == [4, 4, 2]
+    assert pages[-1].truncated and pages[-1].next_cursor is None  # more is reachable; the export says so
 
 
 def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: CallerContext, ns: str,

@@ -1,5 +1,5 @@
 """The bounded evidence-graph export: the graph around a seed, walked breadth-first under explicit caps,
-paged by a signed stateless cursor, as JSON, GraphML or a Cypher script.
+paged by a small signed cursor over a walk kept server-side, as JSON, GraphML or a Cypher script.
 
 **What is walked.** Seeds (a query's top fact hits, a document, an entity, or up to 100 ids of any kind)
 are depth 0; each level adds the neighbours of the previous one over CONTAINS, MENTIONS, RELATES and
@@ -39,14 +39,23 @@ ten times the page's: ``10 x max_documents`` documents, ``10 x max_nodes`` nodes
 neighbours per node. When it hits one of them the count is a lower bound, so ``coverage`` is an upper
 bound and ``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
 
-**Cursor.** Stateless: the next page re-runs the walk and emits nodes ``[offset, offset + max_nodes)``.
-Its payload binds the namespace, a digest of the seed, caps and requested view, the pinned view time
-(a current-view export is read ``as of`` the first page's time, which for current data selects exactly
-the current versions, forgotten ones still excluded, so later pages see the same versions even if
-memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now),
-a query seed's resolved fact ids, the offset and the reachable count. It is sealed by
-``graphmem/cursors.py`` (signed, opaque). Forgetting (not pinned: forgotten is forgotten) or a hard delete
-between pages shifts the later pages of that export.
+**Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the
+nodes walked so far, in order) in a record of the reserved namespace `_system`, for
+``GRAPHMEM_EXPORT_WALK_TTL_S`` (default 900 s) after each page. The next page goes on from there: the last,
+partly read level is read again under the larger budget (a level's answer is ordered by id and cut by the
+budget, so it begins with what the earlier page read) and the walk continues; the earlier levels are not
+walked again, so a later page costs about what the first did. After the time limit the cursor is refused
+with "cursor has expired ... start again from the first page" (``invalid_input``). One export follows at
+most ``WALK_LIMIT`` (20,000) nodes over all its pages; the page that reaches it is the last and says
+``truncated``. The cursor itself stays small and signed (``graphmem/cursors.py``): it binds the namespace, a
+digest of the seed, caps and requested view (checked again by the record), the walk's record id, the
+pinned view time (a current-view export is read ``as of`` the first page's time, which for current data
+selects exactly the current versions, forgotten ones still excluded, so later pages see the same versions
+even if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored
+now), a query seed's resolved fact ids, the offset and the reachable count. Forgetting (not pinned:
+forgotten is forgotten) or a hard delete between pages can leave a later page's nodes without properties
+or shift what a re-read level returns. The kept walk holds ids only, never text, and expired records are
+deleted by the next save.
 
 **Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
 a Cypher script (``render.py``).

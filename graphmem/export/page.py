@@ -1,15 +1,17 @@
-"""One page of an export: the walk in one read transaction, the completeness fields, the next cursor.
-``graphmem/export/__init__.py`` says what each field means and what the cursor binds."""
+"""One page of an export: the walk in one read transaction, the completeness fields, the next cursor, and
+the walk's state kept for the next page. ``graphmem/export/__init__.py`` says what each field means, what
+the cursor binds and how long a walk's state is kept."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from graphmem.cursors import Cursors, digest, mismatch
-from graphmem.errors import NotFound
-from graphmem.export.walk import Traversal, cut_page, documents, page_edges, page_nodes
+from graphmem.errors import InvalidInput, NotFound
+from graphmem.export.walk import Reached, Traversal, Walk, cut_page, documents, page_edges, page_nodes
 from graphmem.model import DocumentSeed, EntitySeed, ExportRequest, IdsSeed, QuerySeed, View
 from graphmem.results import ExportResult
 from graphmem.store.driver import GraphStore, Tx
@@ -17,6 +19,10 @@ from graphmem.store.views import view_params
 
 QUERY_SEEDS = 10  # top fact hits a query seed starts from
 CURSOR_PURPOSE = "export"
+# The most nodes one export follows over all its pages: a walk's state travels in the database between
+# pages, and this bounds it (and the offset) at ten pages of the largest page. The page that reaches it
+# is the last; it says `truncated`.
+WALK_LIMIT = 20_000
 
 SeedSearch = Callable[[str, View], list[str]]  # (query, view) -> fact ids of the top hits
 
@@ -28,6 +34,7 @@ class ExportCursor(BaseModel):
     request: str = Field(description="digest of the seed, caps and view as requested")
     as_of: int
     offset: int = Field(ge=0)
+    walk: str = Field(description="id of the walk's state, kept in `_system` between pages")
     seeds: list[str] | None
     reachable: int | None = Field(description="None: not counted (count_reachable false)")
     upper_bound: bool
@@ -38,14 +45,40 @@ def request_digest(request: ExportRequest) -> str:
                    "view": request.view.model_dump(), "count_reachable": request.count_reachable})
 
 
+def expired() -> InvalidInput:
+    return InvalidInput("cursor has expired: this export's walk is kept for a limited time between pages "
+                        "(GRAPHMEM_EXPORT_WALK_TTL_S); start again from the first page, without a cursor",
+                        field="cursor")
+
+
+def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) -> Walk:
+    """The walk a cursor continues, as the previous page left it; ``expired()`` once its time is up."""
+    row = tx.single("export_walk_get", id=walk_id, namespace=namespace, request=request, now=now)
+    if row is None:
+        raise expired()
+    nodes = [Reached(id, kind, depth) for id, kind, depth in zip(row["ids"], row["kinds"], row["depths"],
+                                                                  strict=True)]
+    return Walk(nodes, complete=row["complete"], cut=row["cut"])
+
+
+def keep_walk(tx: Tx, walk_id: str, namespace: str, request: str, walk: Walk, now: int, ttl_ms: int) -> None:
+    tx.run("export_walks_expire", now=now)
+    tx.run("export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
+           ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
+           depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut,
+           expires_at=now + ttl_ms)
+
+
 def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, request: ExportRequest,
-                 search: SeedSearch) -> ExportResult:
+                 search: SeedSearch, walk_ttl_ms: int) -> ExportResult:
     """One page of the export of ``request`` in ``namespace`` (the first, or the one its cursor points to).
-    ``now`` pins a current view; ``search`` resolves a query seed."""
+    ``now`` pins a current view; ``search`` resolves a query seed; a walk with more pages is kept for
+    ``walk_ttl_ms`` after each page."""
     state = None
+    bound = request_digest(request)
     if request.cursor is not None:
         state = cursors.open(CURSOR_PURPOSE, request.cursor, ExportCursor)
-        if state.ns != namespace or state.request != request_digest(request):
+        if state.ns != namespace or state.request != bound:
             raise mismatch()
     as_of = state.as_of if state else request.view.as_of if request.view.as_of is not None else now
     view = View(as_of=as_of, include_forgotten=request.view.include_forgotten,
@@ -60,17 +93,26 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
     else:
         seed_ids, kinds = [seed.id], [seed.kind]
     offset = state.offset if state else 0
+    walk_id = state.walk if state else uuid.uuid4().hex
     scope = {"namespace": namespace, **view_params(view)}
+    walked: list[Walk] = []  # the walk behind the page, to keep for the next one when it grew
 
     def read(tx: Tx) -> ExportResult:
+        walked.clear()  # the store may run this again after a transient failure
         traversal = Traversal(tx, scope, seed_ids, kinds, caps.depth)
-        walk = traversal.walk(caps.fanout, budget=offset + caps.max_nodes + 1)
+        budget = min(offset + caps.max_nodes, WALK_LIMIT) + 1
+        kept = stored_walk(tx, walk_id, namespace, bound, now) if state else None
+        if kept is not None and (kept.complete or len(kept.nodes) >= budget):
+            walk = kept
+        else:
+            walk = traversal.walk(caps.fanout, budget=budget, start=kept)
+            walked.append(walk)
         if not walk.nodes and isinstance(seed, DocumentSeed | EntitySeed):
             raise NotFound(f"no {seed.kind} with id {seed.id!r} in namespace {namespace!r}", id=seed.id)
-        page = cut_page(walk.nodes, offset, caps)
+        page = cut_page(walk.nodes[:WALK_LIMIT], offset, caps)
         end = offset + len(page)
-        has_next = end < len(walk.nodes)
-        truncated = has_next or offset > 0 or walk.cut
+        has_next = end < min(len(walk.nodes), WALK_LIMIT)
+        truncated = has_next or offset > 0 or walk.cut or len(walk.nodes) > end
         included = documents(page)
         reachable: int | None
         if not truncated:
@@ -83,8 +125,10 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             reachable, upper_bound = None, False
         denominator = None if reachable is None else max(reachable, included)
         next_cursor = cursors.seal(CURSOR_PURPOSE, ExportCursor(
-            ns=namespace, request=request_digest(request), as_of=as_of, offset=end, seeds=pinned_seeds,
+            ns=namespace, request=bound, as_of=as_of, offset=end, walk=walk_id, seeds=pinned_seeds,
             reachable=reachable, upper_bound=upper_bound)) if has_next else None
+        if not has_next:
+            walked.clear()  # nothing continues this walk
         coverage = None if denominator is None else included / denominator if denominator else 1.0
         return ExportResult(
             total_documents=included, reachable_documents=denominator, truncated=truncated,
@@ -93,4 +137,7 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             next_cursor=next_cursor, nodes=page_nodes(tx, page, namespace),
             edges=page_edges(tx, scope, page, walk.nodes[:end]))
 
-    return store.read(read)
+    result = store.read(read)
+    if walked:
+        store.write(lambda tx: keep_walk(tx, walk_id, namespace, bound, walked[0], now, walk_ttl_ms))
+    return result

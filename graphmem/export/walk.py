@@ -42,14 +42,25 @@ class Traversal:
     kinds: list[str]
     depth: int
 
-    def walk(self, fanout: int, budget: int, document_ceiling: int | None = None) -> Walk:
-        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents."""
-        rows = self.tx.run("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget, **self.scope)
-        nodes = [Reached(row["id"], row["kind"], 0) for row in rows]
-        level, exhausted, cut = nodes, len(rows) == budget, False
-        for depth in range(1, self.depth + 1):
-            frontier = [{"id": node.id, "kind": node.kind} for node in level if node.kind != "unavailable"]
-            if exhausted or not frontier:
+    def walk(self, fanout: int, budget: int, document_ceiling: int | None = None,
+             start: Walk | None = None) -> Walk:
+        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents.
+
+        ``start``: an earlier walk of this traversal under a smaller budget (a later page's stored state).
+        Its complete levels are kept and its last level is read again under the larger budget: a level's
+        answer is ordered by id and cut by the budget, so the larger one begins with the smaller one's."""
+        if start is not None and start.nodes and start.nodes[-1].depth > 0:
+            first = start.nodes[-1].depth
+            nodes = [node for node in start.nodes if node.depth < first]
+            level, exhausted, cut = [node for node in nodes if node.depth == first - 1], False, start.cut
+        else:
+            rows = self.tx.run("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget, **self.scope)
+            nodes = [Reached(row["id"], row["kind"], 0) for row in rows]
+            first, level, exhausted, cut = 1, nodes, len(rows) == budget, False
+        for depth in range(first, self.depth + 1):
+            frontier = {kind: [node.id for node in level if node.kind == kind]
+                        for kind in ("document", "fact", "entity")}
+            if exhausted or not any(frontier.values()):
                 break
             if document_ceiling is not None and documents(nodes) >= document_ceiling:
                 exhausted = True
@@ -58,8 +69,9 @@ class Traversal:
             # a map, not a list: the statement asks it once per candidate neighbour, and a list is scanned
             # (at 100k facts a count walk's level took half its time in `NOT id IN $visited`)
             visited = dict.fromkeys((node.id for node in nodes), True)
-            rows = self.tx.run("export_level", frontier=frontier, visited=visited,
-                               fanout=fanout, fanout_probe=fanout + 1, remaining=remaining, **self.scope)
+            rows = self.tx.run("export_level", documents=frontier["document"], facts=frontier["fact"],
+                               entities=frontier["entity"], visited=visited, fanout=fanout,
+                               fanout_probe=fanout + 1, remaining=remaining, **self.scope)
             level = [Reached(row["id"], row["kind"], depth) for row in rows]
             nodes.extend(level)
             exhausted = len(rows) == remaining

@@ -25,7 +25,8 @@ class Exporting:
             hits = self.search.facts(ctx, SearchRequest(query=query, namespaces=[ns], limit=QUERY_SEEDS, view=pinned))
             return [hit.fact_id for hit in hits]
 
-        return export_graph(self.core.store, self.core.cursors, self.core.clock(), ns, request, seed_facts)
+        return export_graph(self.core.store, self.core.cursors, self.core.clock(), ns, request, seed_facts,
+                            walk_ttl_ms=self.core.settings.export_walk_ttl_s * 1000)
 
     @staticmethod
     def render(result: ExportResult, format: ExportFormat, namespace: str,
