@@ -2,7 +2,8 @@
 
 ``prepare`` is the CPU part, run outside any transaction: it splits documents into sentence facts,
 parses them with spaCy in bounded batches, and embeds facts, chunks and entity names, overlapping the two
-(torch releases the GIL while it computes, so the next batch is parsed while this one is embedded).
+(onnxruntime and torch release the GIL while they compute, so the next batch is parsed while this one is
+embedded, and a memory's chunks are embedded while its facts are parsed).
 ``ingest.write`` then resolves entities against the graph and writes everything in one transaction.
 """
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from graphmem.config import Settings
-from graphmem.ingest.chunks import chunk_spans
+from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract
 from graphmem.ingest.names import USER
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
@@ -107,6 +108,13 @@ class Pipeline:
         extractions: list[SentenceExtraction] = []
         embeddings: list[Future[tuple[list[list[float]], float]]] = []
         extract_s = 0.0
+        # chunks need only the split, so the embedding thread starts on them while spaCy parses: a chunk
+        # is several facts long, and embedding them after the parse left one core idle (measured: chunks
+        # took as long to embed as all the facts of a sixty-word memory)
+        chunked = [(doc, chunk) for doc, (content, doc_spans) in enumerate(zip(contents, spans, strict=True))
+                   for chunk in chunk_spans(content, doc_spans)]
+        chunk_vectors = self._embed_pool.submit(
+            self._timed_embed, [chunk.embedding_text for _, chunk in chunked if chunk.facts > 1])
         for batch in _batches(flat, self.settings.ingest_batch_sentences):
             # the embedding thread works on this batch while spaCy parses it here
             embedded = self._embed_pool.submit(self._timed_embed, [span.embedding_text for _, span in batch])
@@ -129,8 +137,10 @@ class Pipeline:
         for (doc, span), found, vector in zip(flat, extractions, vectors, strict=True):
             documents[doc].facts.append(PreparedFact(span.text, span.start, span.end, span.kind, span.section,
                                                      vector, found.attributes, found.mentions, found.triples))
+        longer, seconds = chunk_vectors.result()
+        embed_s += seconds
+        self._attach_chunks(documents, chunked, longer)
         t0 = time.perf_counter()
-        self._embed_chunks(documents, spans)
         self._embed_entities(documents)
         embed_s += time.perf_counter() - t0
         with self._times_lock:
@@ -140,6 +150,8 @@ class Pipeline:
         return documents
 
     def _timed_embed(self, texts: list[str]) -> tuple[list[list[float]], float]:
+        if not texts:
+            return [], 0.0
         t0 = time.perf_counter()
         return self.embedder.embed(texts), time.perf_counter() - t0
 
@@ -167,14 +179,15 @@ class Pipeline:
             found.append(extraction)
         return found
 
-    def _embed_chunks(self, documents: list[PreparedDocument], spans: list[list[Span]]) -> None:
-        """Each document's chunks (``ingest/chunks.py``) with their vectors; a chunk of one fact reads what
-        that fact read, so it takes the fact's vector (most chat turns: no second embedding)."""
-        chunked = [(document, chunk) for document, doc_spans in zip(documents, spans, strict=True)
-                   for chunk in chunk_spans(document.content, doc_spans)]
-        longer = [chunk.embedding_text for _, chunk in chunked if chunk.facts > 1]
-        vectors = iter(self.embedder.embed(longer) if longer else [])
-        for document, chunk in chunked:
+    @staticmethod
+    def _attach_chunks(documents: list[PreparedDocument], chunked: list[tuple[int, Chunk]],
+                       longer: list[list[float]]) -> None:
+        """Each document's chunks (``ingest/chunks.py``) with their vectors (``longer``: those of the chunks
+        of more than one fact, in order); a chunk of one fact reads what that fact read, so it takes the
+        fact's vector (most chat turns: no second embedding)."""
+        vectors = iter(longer)
+        for doc, chunk in chunked:
+            document = documents[doc]
             if chunk.facts > 1:
                 vector = next(vectors)
             else:

@@ -112,19 +112,27 @@ class OnnxMiniLMEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # idle threads sleep instead of spinning: they share the cores with spaCy during ingestion (two
+        # spinning threads slowed spaCy by half and gave 14.1 memories/s where sleeping ones gave 15.5)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """In batches of 64 texts of similar length (as sentence-transformers does): a batch is padded to
+        its longest text, and padding costs as much as text."""
         import numpy as np
 
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), 64):
-            encoded = self._tokenizer.encode_batch(list(texts[start:start + 64]))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), 64):
+            chosen = order[start:start + 64]
+            encoded = self._tokenizer.encode_batch([texts[i] for i in chosen])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
             (out,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
                                               "token_type_ids": np.zeros_like(ids)})
-            vectors.extend([float(x) for x in row] for row in out)
+            for i, row in zip(chosen, out.tolist(), strict=True):
+                vectors[i] = row
         return vectors
 
 
