@@ -20,6 +20,9 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
 * resident memory of the app process and of the engine: idle with the models loaded, after each load, after
   the searches; and the seconds from the end of a load until the engine's background index builds are done
   (``runtime.settling``: what ``/ready`` waits for), before the first search is measured;
+* later pages of one export against its first (pages of 200 nodes, up to 6, not counted);
+* after the last size, the server and its engine are stopped and started again on the same data: the time
+  until ``/ready``, resident memory, and the first search pass again;
 * a second namespace of 10 real facts (spaCy + the model, ``service.add_documents``): do its searches
   still find their facts among the big namespace's?
 
@@ -91,6 +94,7 @@ from graphmem.store.driver import GraphStore, Tx
 BIG = "bench-big"
 SMALL = "bench-small"
 EXPORT_DEPTH = 3  # at depth 2 the fan-out cap (50 a node) stops most exports near 300 nodes; 3 reaches 1,000
+PAGE_NODES, PAGES = 200, 6  # later pages against the first: pages of 200 nodes, up to 6 of one export
 TYPES = ["Person", "Organization", "Place", "Technology", "Product"]
 PREDICATES = ["work with", "use", "depend on", "be in", "own", "lead", "replace", "report to"]
 MENTIONS_PER_FACT = ([0, 1, 2, 3], [0.15, 0.45, 0.30, 0.10])
@@ -396,12 +400,18 @@ class Bench:
         self.small_ctx = CallerContext.for_namespaces(SMALL)
         self.entity_ids: dict[str, str] = {}  # name → id, collected from search hits
 
-    def measure(self, size: int) -> dict[str, float]:
+    def measure(self) -> dict[str, float]:
+        out, queries = self.first_pass("after the load")
+        self.the_rest(queries, out)
+        return out
+
+    def first_pass(self, when: str) -> tuple[dict[str, float], list[str]]:
+        """The first search (cold), ``--warmup`` warm-up searches, then the first timed pass: p50/p95."""
         service, args, out = self.service, self.args, {}
         queries = [self.corpus.query() for _ in range(args.queries)]
         warmup = [self.corpus.query() for _ in range(args.warmup)]
         cold, _ = timed(service.search, self.ctx, SearchRequest(query=warmup[0]))
-        print(f"  first search after the load (cold): {cold * 1000:.0f} ms")
+        print(f"  first search {when} (cold): {cold * 1000:.0f} ms")
         deadline = time.monotonic() + args.budget / 5
         for done, q in enumerate(warmup[1:], start=1):
             service.search(self.ctx, SearchRequest(query=q))
@@ -425,6 +435,11 @@ class Bench:
               f"p95 {out['search p95']:.1f} ms, mean {1000 * statistics.mean(latencies):.1f} ms")
         print(f"    topic words only ({len(plain)}): p50 {ms(plain, .5):.1f} ms, p95 {ms(plain, .95):.1f} ms; "
               f"with an entity name ({len(named)}): p50 {ms(named, .5):.1f} ms, p95 {ms(named, .95):.1f} ms")
+        return out, queries
+
+    def the_rest(self, queries: list[str], out: dict[str, float]) -> None:
+        """Everything after the first pass, on its queries."""
+        service = self.service
 
         for label, call, limit in (("search limit=100", service.search, 100),
                                    ("search_documents limit=10", service.search_documents, 10)):
@@ -442,9 +457,9 @@ class Bench:
         out.update(self.breakdown(queries[: min(50, max(10, len(queries) // 2))]))
         out.update(self.ann_check(queries[:10]))
         self.small_check()
-        out.update(self.recall(queries[: args.calls]))
-        out.update(self.export(queries[: args.calls]))
-        return out
+        out.update(self.recall(queries[: self.args.calls]))
+        out.update(self.export(queries[: self.args.calls]))
+        out.update(self.later_pages(queries[: self.args.calls]))
 
     def _remember(self, hits: list[FactHit]) -> None:
         for hit in hits:
@@ -575,6 +590,39 @@ class Bench:
         return out
 
 
+    def later_pages(self, queries: list[str]) -> dict[str, float]:
+        """Page k of one export against its page 1: query seeds, pages of 200 nodes at depth 3, the reachable
+        documents not counted (only a first page counts them, so page 1 would not compare like for like)."""
+        caps = ExportCaps(max_nodes=PAGE_NODES, depth=EXPORT_DEPTH)
+        ratios: list[float] = []
+        firsts: list[float] = []
+        later: list[float] = []
+        deadline = time.monotonic() + self.args.budget / 3
+        for query in queries:
+            request = ExportRequest(seed=QuerySeed(kind="query", query=query), caps=caps, count_reachable=False)
+            first, result = timed(self.service.export, self.ctx, BIG, request)
+            pages = [first]
+            while result.next_cursor is not None and len(pages) < PAGES:
+                seconds, result = timed(self.service.export, self.ctx, BIG,
+                                        request.model_copy(update={"cursor": result.next_cursor}))
+                pages.append(seconds)
+            firsts.append(first)
+            later.extend(pages[1:])
+            ratios.extend(seconds / first for seconds in pages[1:])
+            if time.monotonic() > deadline and len(firsts) >= 5:
+                break
+        if not ratios:
+            print("  export later pages: no export had a second page")
+            return {}
+        out = {"export page 1 p50": ms(firsts, .5), "export page k p50": ms(later, .5),
+               "export page k / page 1 p50": percentile(ratios, .5), "export page k / page 1 max": max(ratios)}
+        print(f"  export pages (query seed, {PAGE_NODES} nodes a page, depth {EXPORT_DEPTH}, uncounted), "
+              f"{len(firsts)} exports, up to {PAGES} pages: page 1 p50 {out['export page 1 p50']:.1f} ms, "
+              f"pages 2+ p50 {out['export page k p50']:.1f} ms ({len(later)} pages); page k / page 1 of the same "
+              f"export: p50 x{out['export page k / page 1 p50']:.2f}, max x{out['export page k / page 1 max']:.2f}")
+        return out
+
+
 def print_growth(sizes: list[int], results: list[dict[str, float]]) -> None:
     first, last = results[0], results[-1]
     print(f"\ngrowth from {sizes[0]} to {sizes[-1]} facts ({sizes[-1] / sizes[0]:.1f}x the facts), ms unless named "
@@ -595,14 +643,14 @@ def memory(runtime: Runtime, when: str) -> dict[str, float]:
     return {f"app RSS GiB {when}": app, f"engine RSS GiB {when}": engine}
 
 
-def settle(runtime: Runtime) -> dict[str, float]:
+def settle(runtime: Runtime, since: str = "the load") -> dict[str, float]:
     """Seconds until the engine's background index builds are done (what /ready waits for), polled."""
     assert runtime.settling is not None
     started = time.perf_counter()
     while runtime.settling.busy() and time.perf_counter() - started < 900:
         time.sleep(1)
     seconds = time.perf_counter() - started
-    print(f"  background index builds settled (/ready would answer 200) {seconds:.0f} s after the load")
+    print(f"  background index builds settled (/ready would answer 200) {seconds:.0f} s after {since}")
     return {"settle s": seconds}
 
 
@@ -692,12 +740,28 @@ def main() -> None:
                       + ", ".join(str(n) for _, n in top) + " facts; "
                       f"{sum(1 for n in corpus.facts_mentioning.values() if n == 1)} entities in one fact only")
                 measured = {**memory(runtime, "after the load"), **settle(runtime)}
-                measured |= bench.measure(size)
+                measured |= bench.measure()
                 results.append(measured | memory(runtime, "after the searches"))
             if len(sizes) > 1:
                 print_growth(sizes, results)
             engine_warnings(runtime)
+        after_restart(settings, corpus, args, bench.entity_ids)
     print(f"\ntotal run time {time.perf_counter() - started:.0f} s")
+
+
+def after_restart(settings: Settings, corpus: Corpus, args: argparse.Namespace, entity_ids: dict[str, str]) -> None:
+    """Stop the server and its engine, start them again on the same data, wait for /ready, and measure the
+    first search pass again (the largest size)."""
+    print(f"\n== after a restart on the same data ({max(int(s) for s in args.sizes.split(','))} facts) ==")
+    seconds, runtime = timed(Runtime.open, settings)
+    with runtime:
+        print(f"  engine and service up in {seconds:.1f} s")
+        settle(runtime, "the start")
+        runtime.service.pipeline.embedder.embed(["warm up"])
+        memory(runtime, "after a restart")
+        bench = Bench(runtime, corpus, args)
+        bench.entity_ids = entity_ids
+        bench.first_pass("after the restart")
 
 
 if __name__ == "__main__":

@@ -168,6 +168,20 @@ def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph:
     assert names == [{"c": 2}]
 
 
+def test_a_known_entity_keeps_its_embedding(service: MemoryService, ctx: CallerContext, ns: str,
+                                            graph: neo4j.Driver) -> None:
+    """A later mention sends no vector for a known entity (the upsert writes it on create only)."""
+    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
+    key = f"{ns}|acme corp"
+    read = "MATCH (e:Entity {entity_key: $k}) RETURN e.embedding AS v, e.updated_at AS at"
+    (before,) = query(graph, read, k=key)
+    service.add_document(ctx, ns, doc("Acme Corp fired Carol."))
+    (after,) = query(graph, read, k=key)
+    assert after["at"] > before["at"]  # the entity was written again
+    assert before["v"] and after["v"] == before["v"]
+    assert service.pipeline.embedder.embed(["Acme Corp"])[0] == pytest.approx(after["v"])
+
+
 def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,
                                                                   ns: str, graph: neo4j.Driver) -> None:
     service.add_document(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here

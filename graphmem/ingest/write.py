@@ -118,9 +118,11 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
                                        stored["counts"] or [] if stored else [], seen_types[key],
                                        stored["type"] if stored else None)
         normalized = key.split("|", 1)[1]
+        # only a new entity's vector is sent: the upsert writes it on create only, and 384 floats a row for
+        # every known entity of the batch were most of the statement's payload in a bulk load
         entities.append({"entity_key": key, "id": str(uuid.uuid4()), "name": name,
                          "normalized_name": normalized, "type": winner, "type_labels": labels,
-                         "type_counts": tallies, "embedding": embeddings.get(normalized)})
+                         "type_counts": tallies, "embedding": None if stored else embeddings.get(normalized)})
     new = [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
     with options.times.timing("similar"):
         links = _similar(tx, namespace, new, options) if new else []
