@@ -128,14 +128,15 @@ MERGE (w:SystemRecord {id: $id})
 ON CREATE SET w.namespace = '_system', w.kind = 'export_walk', w.owner = $namespace, w.request = $request,
               w.created_at = $now
 SET w.ids = $ids, w.kinds = $kinds, w.depths = $depths, w.complete = $complete, w.cut = $cut,
-    w.expires_at = $expires_at
+    w.partial = $partial, w.expires_at = $expires_at
 RETURN w.id AS id
 
 // name: export_walk_get
 MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespace AND w.request = $request
   AND w.expires_at > $now
-RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut
+RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut,
+       w.partial AS partial
 
 // Expired walk states, a bounded number per call (each save calls it, so they never pile up).
 // name: export_walks_expire

@@ -4,6 +4,7 @@ Neo4j 5 and round-trips through the bundled engine."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -379,7 +380,8 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
                    ("export_seeds", "export_level"))
     page_walk, count_walk = spy[starts[0]:starts[1]], spy[starts[1]:fetches]
     assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
-    assert sum(rows for _, _, rows in page_walk) <= 7 + 1  # the page's nodes, and one to know more exist
+    # whole levels until the page's nodes and one more are known, read ahead at most five pages
+    assert sum(rows for _, _, rows in page_walk) <= 5 * 7 + 1
     assert all(params["fanout"] == 4 for name, params, _ in page_walk if name == "export_level")
     assert sum(rows for _, _, rows in count_walk) <= 10 * 7
     properties = [(name, rows) for name, _, rows in spy[fetches:]
@@ -387,7 +389,7 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
     assert names[-2:] == ["export_walks_expire", "export_walk_save"]  # kept for the next page, after the read
     saved = spy[-1][1]
-    assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= 7 + 1
+    assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= 5 * 7 + 1
     check_edges_between_nodes(result)
 
 
@@ -545,6 +547,9 @@ def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: Calle
     # one level statement per page at most, plus one per deeper level reached (re-walking: pages x levels)
     assert len(levels) <= len(pages) - 1 + caps["depth"]
     assert names.count("export_walk_get") == len(pages) - 1
+    starts = [i for i, name in enumerate(names) if name == "export_walk_get"]
+    per_page = [names[a:b] for a, b in itertools.pairwise([*starts, len(names)])]
+    assert any("export_level" not in page for page in per_page)  # nodes read ahead: no level read at all
 
 
 def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerContext, ns: str,

@@ -20,9 +20,11 @@ placeholders). An entity is visible while a fact in view mentions it.
 and returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a
 page) and at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A page holds
 at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only.
-What the driver receives for a page: id rows from the walk, at most ``offset + max_nodes + 1`` (the one
-extra row says whether a next page exists); property rows, at most ``max_nodes``; edge rows, only edges
-whose both ends are on this or an earlier page. The server's own work per node grows with the node's
+What the driver receives for a page: id rows from the walk, whole levels until the walk holds
+``offset + max_nodes + 1`` nodes (the one extra says whether a next page exists), and never more than
+``offset + 5 x max_nodes + 1`` nor 20,000 (a level costs the server the same whether it sends part of it or
+all, and what it sends ahead is kept for the next pages); property rows, at most ``max_nodes``; edge rows,
+only edges whose both ends are on this or an earlier page. The server's own work per node grows with the node's
 degree (the cap bounds what is sent, not what is scanned).
 
 **Edges** are returned only between emitted nodes. A triple also needs its supporting fact emitted: every
@@ -41,21 +43,21 @@ bound and ``coverage_is_upper_bound`` says so. The count travels in the cursor t
 
 **Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the
 nodes walked so far, in order) in a record of the reserved namespace `_system`, for
-``GRAPHMEM_EXPORT_WALK_TTL_S`` (default 900 s) after each page. The next page goes on from there: the last,
-partly read level is read again under the larger budget (a level's answer is ordered by id and cut by the
-budget, so it begins with what the earlier page read) and the walk continues; the earlier levels are not
-walked again, so a later page costs about what the first did. After the time limit the cursor is refused
-with "cursor has expired ... start again from the first page" (``invalid_input``). One export follows at
-most ``WALK_LIMIT`` (20,000) nodes over all its pages; the page that reaches it is the last and says
-``truncated``. The cursor itself stays small and signed (``graphmem/cursors.py``): it binds the namespace, a
-digest of the seed, caps and requested view (checked again by the record), the walk's record id, the
-pinned view time (a current-view export is read ``as of`` the first page's time, which for current data
-selects exactly the current versions, forgotten ones still excluded, so later pages see the same versions
-even if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored
-now), a query seed's resolved fact ids, the offset and the reachable count. Forgetting (not pinned:
-forgotten is forgotten) or a hard delete between pages can leave a later page's nodes without properties
-or shift what a re-read level returns. The kept walk holds ids only, never text, and expired records are
-deleted by the next save.
+``GRAPHMEM_EXPORT_WALK_TTL_S`` (default 900 s) after each page. The next page goes on from there: the next
+level is read (a level cut short by the read-ahead bound is read again under a larger budget: a level's answer
+is ordered by id and cut by the budget, so it begins with what the earlier page read); the earlier levels are
+not walked again, and a page whose nodes were read ahead reads no level at all. After the time limit the
+cursor is refused with "cursor has expired ... start again from the first page" (``invalid_input``). One
+export follows at most ``WALK_LIMIT`` (20,000) nodes over all its pages; the page that reaches it is the last
+and says ``truncated``. The cursor itself stays small and signed (``graphmem/cursors.py``): it binds the
+namespace, a digest of the seed, caps and requested view (checked again by the record), the walk's record id,
+the pinned view time (a current-view export is read ``as of`` the first page's time, which for current data
+selects exactly the current versions, forgotten ones still excluded, so later pages see the same versions even
+if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now), a
+query seed's resolved fact ids, the offset and the reachable count. Forgetting (not pinned: forgotten is
+forgotten) or a hard delete between pages can leave a later page's nodes without properties or shift what a
+re-read level returns. The kept walk holds ids only, never text, and expired records are deleted by the next
+save.
 
 **Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
 a Cypher script (``render.py``).

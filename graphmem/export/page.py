@@ -23,6 +23,9 @@ CURSOR_PURPOSE = "export"
 # pages, and this bounds it (and the offset) at ten pages of the largest page. The page that reaches it
 # is the last; it says `truncated`.
 WALK_LIMIT = 20_000
+# A level is read whole (its cost is in reading each frontier node's neighbours, not in the rows sent), up
+# to this many pages beyond the page asked for, so that later pages mostly read no level again.
+READ_AHEAD_PAGES = 5
 
 SeedSearch = Callable[[str, View], list[str]]  # (query, view) -> fact ids of the top hits
 
@@ -58,14 +61,14 @@ def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) ->
         raise expired()
     nodes = [Reached(id, kind, depth) for id, kind, depth in zip(row["ids"], row["kinds"], row["depths"],
                                                                   strict=True)]
-    return Walk(nodes, complete=row["complete"], cut=row["cut"])
+    return Walk(nodes, complete=row["complete"], cut=row["cut"], partial=row["partial"])
 
 
 def keep_walk(tx: Tx, walk_id: str, namespace: str, request: str, walk: Walk, now: int, ttl_ms: int) -> None:
     tx.run("export_walks_expire", now=now)
     tx.run("export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
            ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
-           depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut,
+           depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, partial=walk.partial,
            expires_at=now + ttl_ms)
 
 
@@ -95,18 +98,18 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
     offset = state.offset if state else 0
     walk_id = state.walk if state else uuid.uuid4().hex
     scope = {"namespace": namespace, **view_params(view)}
-    walked: list[Walk] = []  # the walk behind the page, to keep for the next one when it grew
+    walked: list[Walk] = []  # the walk behind the page, kept (its time limit renewed) when a next page exists
 
     def read(tx: Tx) -> ExportResult:
         walked.clear()  # the store may run this again after a transient failure
         traversal = Traversal(tx, scope, seed_ids, kinds, caps.depth)
-        budget = min(offset + caps.max_nodes, WALK_LIMIT) + 1
+        enough = min(offset + caps.max_nodes, WALK_LIMIT) + 1  # this page's nodes, and one to know more exist
         kept = stored_walk(tx, walk_id, namespace, bound, now) if state else None
-        if kept is not None and (kept.complete or len(kept.nodes) >= budget):
+        if kept is not None and (kept.complete or len(kept.nodes) >= enough):
             walk = kept
         else:
-            walk = traversal.walk(caps.fanout, budget=budget, start=kept)
-            walked.append(walk)
+            budget = min(offset + READ_AHEAD_PAGES * caps.max_nodes, WALK_LIMIT) + 1
+            walk = traversal.walk(caps.fanout, budget=budget, start=kept, enough=enough)
         if not walk.nodes and isinstance(seed, DocumentSeed | EntitySeed):
             raise NotFound(f"no {seed.kind} with id {seed.id!r} in namespace {namespace!r}", id=seed.id)
         page = cut_page(walk.nodes[:WALK_LIMIT], offset, caps)
@@ -127,8 +130,8 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         next_cursor = cursors.seal(CURSOR_PURPOSE, ExportCursor(
             ns=namespace, request=bound, as_of=as_of, offset=end, walk=walk_id, seeds=pinned_seeds,
             reachable=reachable, upper_bound=upper_bound)) if has_next else None
-        if not has_next:
-            walked.clear()  # nothing continues this walk
+        if has_next:
+            walked.append(walk)
         coverage = None if denominator is None else included / denominator if denominator else 1.0
         return ExportResult(
             total_documents=included, reachable_documents=denominator, truncated=truncated,

@@ -24,8 +24,9 @@ class Reached:
 @dataclass(frozen=True)
 class Walk:
     nodes: list[Reached]  # in traversal order: depth, then id
-    complete: bool  # False: the budget or the document ceiling stopped it
+    complete: bool  # nothing further to walk: False when the budget, the document ceiling or ``enough`` stopped it
     cut: bool  # the fan-out cap left some node's neighbours out
+    partial: bool = False  # the budget cut the last level short: going on reads that level again
 
 
 def documents(nodes: list[Reached]) -> int:
@@ -42,28 +43,33 @@ class Traversal:
     kinds: list[str]
     depth: int
 
-    def walk(self, fanout: int, budget: int, document_ceiling: int | None = None,
-             start: Walk | None = None) -> Walk:
-        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents.
+    def walk(self, fanout: int, budget: int, document_ceiling: int | None = None, start: Walk | None = None,
+             enough: int | None = None) -> Walk:
+        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents; with
+        ``enough``, no further level is read once the walk holds that many nodes, while the level that gets
+        there is read whole (up to the budget), so that the next page goes on from the next level.
 
-        ``start``: an earlier walk of this traversal under a smaller budget (a later page's stored state).
-        Its complete levels are kept and its last level is read again under the larger budget: a level's
-        answer is ordered by id and cut by the budget, so the larger one begins with the smaller one's."""
-        if start is not None and start.nodes and start.nodes[-1].depth > 0:
-            first = start.nodes[-1].depth
+        ``start``: an earlier walk of this traversal (a later page's kept state), to go on from. A level the
+        budget cut short is read again under the larger budget: a level's answer is ordered by id and cut
+        by the budget, so the larger one begins with the smaller one's."""
+        if start is not None and start.nodes and not (start.partial and start.nodes[-1].depth == 0):
+            last = start.nodes[-1].depth
+            first = last if start.partial else last + 1
             nodes = [node for node in start.nodes if node.depth < first]
-            level, exhausted, cut = [node for node in nodes if node.depth == first - 1], False, start.cut
+            level, partial, cut = [node for node in nodes if node.depth == first - 1], False, start.cut
         else:
             rows = self.tx.run("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget, **self.scope)
             nodes = [Reached(row["id"], row["kind"], 0) for row in rows]
-            first, level, exhausted, cut = 1, nodes, len(rows) == budget, False
+            first, level, partial, cut = 1, nodes, len(rows) == budget, False
+        stopped = False
         for depth in range(first, self.depth + 1):
             frontier = {kind: [node.id for node in level if node.kind == kind]
                         for kind in ("document", "fact", "entity")}
-            if exhausted or not any(frontier.values()):
+            if partial or not any(frontier.values()):
                 break
-            if document_ceiling is not None and documents(nodes) >= document_ceiling:
-                exhausted = True
+            if (enough is not None and len(nodes) >= enough) or \
+                    (document_ceiling is not None and documents(nodes) >= document_ceiling):
+                stopped = True
                 break
             remaining = budget - len(nodes)
             # a map, not a list: the statement asks it once per candidate neighbour, and a list is scanned
@@ -74,9 +80,9 @@ class Traversal:
                                fanout_probe=fanout + 1, remaining=remaining, **self.scope)
             level = [Reached(row["id"], row["kind"], depth) for row in rows]
             nodes.extend(level)
-            exhausted = len(rows) == remaining
+            partial = len(rows) == remaining
             cut = cut or any(row["cut"] for row in rows)
-        return Walk(nodes, complete=not exhausted, cut=cut)
+        return Walk(nodes, complete=not (partial or stopped), cut=cut, partial=partial)
 
     def reachable_documents(self, caps: ExportCaps, included: list[Reached]) -> tuple[int, bool]:
         """(documents reachable within ``depth`` ignoring the page caps, is that a lower bound). Counted by
