@@ -2,7 +2,8 @@
 
 For each embedder it prints memories/s end to end and each stage's own rate measured in the same run:
 split, NER+parse (spaCy), embedding, write (the graph transaction). A stage's own rate is items divided by
-the seconds spent in that stage alone; the end-to-end rate is what a caller sees.
+the seconds spent in that stage alone; the end-to-end rate is what a caller sees. The CPU time of the app
+and engine processes over the run gives the machine's ceiling: memories/s with every core busy all the time.
 
     .venv/bin/python benchmarks/ingest.py [--memories 1000] [--batch 64] [--embedders minilm,hashing]
 """
@@ -16,6 +17,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from graphmem.config import Settings
 from graphmem.model import CallerContext, DocumentInput
@@ -48,9 +51,15 @@ def memory(rng: random.Random) -> str:
     return " ".join(sentences)
 
 
+def cpu_seconds(process: psutil.Process) -> float:
+    """User and system CPU time of a process and its threads, in core-seconds."""
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
 def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
-        settings = Settings(_env_file=None, neo4j_uri=None, data_dir=Path(tmp), embedder=embedder)  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, neo4j_uri=None, data_dir=Path(tmp), embedder=embedder)
         runtime = Runtime.open(settings)
         try:
             service = runtime.service
@@ -71,6 +80,11 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             runtime.store.write = timed_write  # type: ignore[method-assign]
             times = service.pipeline.times
             times.split = times.extract = times.embed = 0.0
+            processes = [psutil.Process()]
+            state = runtime.engine.status().state if runtime.engine is not None else None
+            if state is not None and state.pid:
+                processes.append(psutil.Process(state.pid))
+            cpu_before = sum(cpu_seconds(p) for p in processes)
             started = time.perf_counter()
             # Batches run one after the other: spaCy and the embedder overlap inside each batch, but
             # overlapping a batch's write with the next batch's NLP measured slower on 2 cores (the
@@ -78,10 +92,11 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             for i in range(0, len(texts), batch):
                 service.add_documents(ctx, ns, [DocumentInput(content=t) for t in texts[i:i + batch]])
             total = time.perf_counter() - started
+            cpu = sum(cpu_seconds(p) for p in processes) - cpu_before
             counts = service.namespace_counts(ctx, ns)
             return {"embedder": f"{runtime.versions['embedder']} ({embedder})", "seconds": total,
                     "memories": len(texts), "split": times.split, "extract": times.extract, "embed": times.embed,
-                    "write": write_seconds, **counts.model_dump()}
+                    "write": write_seconds, "cpu": cpu, **counts.model_dump()}
         finally:
             runtime.close()
 
@@ -109,6 +124,10 @@ def main() -> None:
             print(f"  {label:<10} {seconds:7.2f} s  {rate:9.1f} memories/s on its own")
         slowest = min(n / r[s] for s in ("split", "extract", "embed", "write") if r[s])
         print(f"  end to end = {100 * (n / r['seconds']) / slowest:.0f}% of the slowest stage's own rate")
+        cores = psutil.cpu_count() or 1
+        print(f"  CPU: {r['cpu']:.1f} core-seconds (app and engine processes), {r['cpu'] / n * 1000:.0f} ms a memory: "
+              f"on {cores} cores fully busy, at most {n / (r['cpu'] / cores):.1f} memories/s; the run used "
+              f"{100 * r['cpu'] / (cores * r['seconds']):.0f}% of the cores")
 
 
 if __name__ == "__main__":
