@@ -135,6 +135,14 @@ WITH DISTINCT d.namespace AS namespace
 RETURN namespace, {{ counts_of_namespace(namespace) }}
 ORDER BY namespace
 
+// The namespace with the most memories: the server's warm-up searches there (graphmem/service/search.py).
+// name: namespace_largest
+MATCH (d:Document)
+WHERE d.namespace <> '_system'
+RETURN d.namespace AS namespace, count(d) AS documents
+ORDER BY documents DESC, namespace
+LIMIT 1
+
 // Re-embedding (graphmem reembed): namespaces, then their facts and entities in pages by id.
 // name: namespaces_with_data
 MATCH (d:Document)

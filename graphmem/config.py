@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     # Two: ingestion embeds while spaCy parses, and once spaCy is done the embedder has both cores (measured on
     # 2 cores, 500 memories: 15.5 memories/s end to end with 2 onnxruntime threads that do not spin, 12.6 with 1).
     embed_threads: int = Field(2, ge=1, le=64, description="embedder threads (torch or onnxruntime)")
+    # Searches the server's warm-up runs in its largest namespace before /ready answers 200 (at most 20 s):
+    # after a restart the database's first searches are slow until their paths are compiled and cached.
+    warm_up_searches: int = Field(300, ge=0, le=10_000, description="searches run by the start-up warm-up")
     entity_patterns_file: Path | None = Field(None, description="extra EntityRuler patterns (JSONL)")
     user_entity_name: str = Field("user", min_length=1, max_length=100)
     similar_entity_cosine: float = Field(0.85, gt=0, le=1, description="SIMILAR_TO link threshold")

