@@ -131,6 +131,13 @@ SET w.ids = $ids, w.kinds = $kinds, w.depths = $depths, w.complete = $complete, 
     w.partial = $partial, w.expires_at = $expires_at
 RETURN w.id AS id
 
+// A page that read no level renews the kept walk's time limit only.
+// name: export_walk_touch
+MATCH (w:SystemRecord {id: $id})
+WHERE w.namespace = '_system' AND w.kind = 'export_walk'
+SET w.expires_at = $expires_at
+RETURN w.id AS id
+
 // name: export_walk_get
 MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespace AND w.request = $request
@@ -138,7 +145,8 @@ WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespac
 RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut,
        w.partial AS partial
 
-// Expired walk states, a bounded number per call (each save calls it, so they never pile up).
+// Expired walk states, a bounded number per call (each first page of a walk with more pages calls it, in a
+// transaction of its own, so they never pile up).
 // name: export_walks_expire
 MATCH (w:SystemRecord)
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.expires_at <= $now
@@ -148,11 +156,13 @@ DELETE w
 RETURN count(*) AS deleted
 
 // The properties of one page's nodes (never embeddings, never a document's content: its facts are its
-// text). The walk has already checked the view; the namespace is checked again here.
+// text), for those still in the namespace and the view: a later page's nodes come from the walk kept since
+// the first page, and a memory forgotten meanwhile is not shown (forgetting is not pinned: forgotten is
+// forgotten). A node that comes back without a row is left off its page.
 // name: export_documents
 UNWIND $ids AS node_id
 MATCH (d:Document {id: node_id})
-WHERE d.namespace = $namespace
+WHERE d.namespace = $namespace AND {{ in_view(d) }}
 RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d.chain_id AS chain_id,
        d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.recorded_at AS recorded_at,
        d.superseded_at AS superseded_at
@@ -160,7 +170,7 @@ RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d
 // name: export_facts
 UNWIND $ids AS node_id
 MATCH (f:Fact {id: node_id})
-WHERE f.namespace = $namespace
+WHERE f.namespace = $namespace AND {{ in_view(f) }}
 RETURN f.id AS id, f.text AS text, f.document_id AS document_id, f.position AS position, f.start AS start,
        f.end AS end, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.recorded_at AS recorded_at,
        f.superseded_at AS superseded_at
@@ -169,6 +179,7 @@ RETURN f.id AS id, f.text AS text, f.document_id AS document_id, f.position AS p
 UNWIND $ids AS node_id
 MATCH (e:Entity {id: node_id})
 WHERE e.namespace = $namespace
+  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
 RETURN e.id AS id, e.name AS name, e.type AS type
 
 // The edges a page owns: those whose last node (for a triple: subject, object or supporting fact) is on
@@ -178,16 +189,17 @@ RETURN e.id AS id, e.name AS name, e.type AS type
 // are read from it; edges to a document or entity of this page from a fact of an earlier page are read
 // from those earlier facts ($earlier_facts, empty on the first page). A triple also needs its supporting
 // fact among the emitted nodes: every triple in an export cites a fact of the export. A PREVIOUS_VERSION
-// edge needs one end in view (two unavailable references are not linked).
+// edge needs one end in view (two unavailable references are not linked). Edges that start at a fact need it
+// still in view (a later page's earlier facts come from the kept walk).
 // name: export_edges
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted AND {{ in_view(n) }}
 RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $earlier_facts AS node_id
 MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $documents
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $documents AND {{ in_view(n) }}
 RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $documents + $unavailable AS node_id
@@ -206,24 +218,24 @@ RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predi
 UNION
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted AND {{ in_view(n) }}
 RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $earlier_facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $entities
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $entities AND {{ in_view(n) }}
 RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
 WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
-  AND s.id IN $emitted AND o.id IN $emitted
+  AND s.id IN $emitted AND o.id IN $emitted AND {{ in_view(n) }}
 RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
        r.fact_id AS fact_id
 UNION
 UNWIND $earlier_facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
 WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
-  AND s.id IN $emitted AND o.id IN $emitted AND (s.id IN $entities OR o.id IN $entities)
+  AND s.id IN $emitted AND o.id IN $emitted AND (s.id IN $entities OR o.id IN $entities) AND {{ in_view(n) }}
 RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
        r.fact_id AS fact_id

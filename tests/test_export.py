@@ -376,15 +376,16 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     names = [name for name, _, _ in spy]
     starts = [i for i, name in enumerate(names) if name == "export_seeds"]
     assert len(starts) == 2  # the page's walk, then the count of reachable documents (truncated)
-    fetches = next(i for i, name in enumerate(names) if name.startswith("export_") and name not in
-                   ("export_seeds", "export_level"))
-    page_walk, count_walk = spy[starts[0]:starts[1]], spy[starts[1]:fetches]
+    walking = ("export_seeds", "export_level")
+    page_end = next(i for i in range(starts[0] + 1, len(names)) if names[i] not in walking)
+    count_end = next(i for i in range(starts[1] + 1, len(names)) if names[i] not in walking)
+    page_walk, count_walk = spy[starts[0]:page_end], spy[starts[1]:count_end]
     assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
     # whole levels until the page's nodes and one more are known, read ahead at most five pages
     assert sum(rows for _, _, rows in page_walk) <= 5 * 7 + 1
     assert all(params["fanout"] == 4 for name, params, _ in page_walk if name == "export_level")
     assert sum(rows for _, _, rows in count_walk) <= 10 * 7
-    properties = [(name, rows) for name, _, rows in spy[fetches:]
+    properties = [(name, rows) for name, _, rows in spy
                   if name in ("export_documents", "export_facts", "export_entities")]
     assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
     assert names[-2:] == ["export_walks_expire", "export_walk_save"]  # kept for the next page, after the read
@@ -568,6 +569,34 @@ def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerCon
     kept = query(graph, "MATCH (w:SystemRecord) WHERE w.kind = 'export_walk' "
                         "RETURN w.namespace AS namespace, w.owner AS owner, w.expires_at AS expires_at")
     assert kept and all(w["namespace"] == "_system" and w["expires_at"] > now_ms() + ttl_ms for w in kept)
+
+
+def test_what_is_forgotten_between_pages_is_left_off_later_pages(service: MemoryService, ctx: CallerContext,
+                                                                  ns: str, hub: list[Document],
+                                                                  graph: neo4j.Driver) -> None:
+    seed, caps = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}, {"depth": 2, "max_nodes": 5}
+    first = export(service, ctx, ns, seed, caps)
+    assert first.next_cursor is not None
+    on_first = {node.id for node in first.nodes}
+    gone = [doc for doc in hub if doc.id not in on_first][:6]
+    for doc in gone:
+        service.forget(ctx, doc.id, ForgetRequest(mode=ForgetMode.soft))
+    pages = [first]
+    while pages[-1].next_cursor is not None:
+        pages.append(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor))
+    later = [node for page in pages[1:] for node in page.nodes]
+    forgotten_ids = {doc.id for doc in gone}
+    forgotten_texts = {doc.content for doc in gone}
+    assert later and not any(node.id in forgotten_ids or node.is_forgotten for node in later)
+    assert not any(node.text in forgotten_texts for node in later if node.kind == "fact")
+    shown = {node.id for page in pages for node in page.nodes}
+    for page in pages[1:]:  # no edge leads to a node left off (an edge may end on an earlier page)
+        assert all(edge.source in shown and edge.target in shown and (edge.fact_id is None or edge.fact_id in shown)
+                   for edge in page.edges)
+    # the same walk started after the forgetting shows the same memories
+    again = all_pages(service, ctx, ns, seed, caps)
+    assert {n.id for p in again for n in p.nodes if n.kind == "document"} == \
+        {n.id for p in pages for n in p.nodes if n.kind == "document"}
 
 
 def test_a_walk_stops_at_its_limit(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],

@@ -16,16 +16,17 @@ visible in the namespace and view is ``NotFound`` (the same answer whether it ex
 ids of an id-list seed that are not visible are ignored, as are superseded facts (only documents have
 placeholders). An entity is visible while a fact in view mentions it.
 
-**Caps, enforced in the Cypher** (``cypher/export.cypher``). One statement per level takes the frontier
-and returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a
-page) and at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A page holds
-at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only.
-What the driver receives for a page: id rows from the walk, whole levels until the walk holds
-``offset + max_nodes + 1`` nodes (the one extra says whether a next page exists), and never more than
-``offset + 5 x max_nodes + 1`` nor 20,000 (a level costs the server the same whether it sends part of it or
-all, and what it sends ahead is kept for the next pages); property rows, at most ``max_nodes``; edge rows,
-only edges whose both ends are on this or an earlier page. The server's own work per node grows with the node's
-degree (the cap bounds what is sent, not what is scanned).
+**Caps, enforced in the Cypher** (``cypher/export.cypher``). One statement per level takes the frontier and
+returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a page) and
+at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A page holds at most
+``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only. What the
+driver receives for a page: id rows from the walk, whole levels until the walk holds ``offset + max_nodes +
+1`` nodes (the one extra says whether a next page exists), and never more than ``offset + 5 x max_nodes + 1``
+nor 20,001 (a level costs the server the same whether it sends part of it or all, and what it sends ahead is
+kept for the next pages); on a later page, also the kept walk itself (ids, kinds and depths, as many as the
+walk holds), which goes back to the database only when the page read a level; property rows, at most
+``max_nodes``; edge rows, only edges whose both ends are on this or an earlier page. The server's own work per
+node grows with the node's degree (the cap bounds what is sent, not what is scanned).
 
 **Edges** are returned only between emitted nodes. A triple also needs its supporting fact emitted: every
 triple of an export cites evidence that is in the export, and the number of triples stays bounded by the
@@ -54,10 +55,10 @@ namespace, a digest of the seed, caps and requested view (checked again by the r
 the pinned view time (a current-view export is read ``as of`` the first page's time, which for current data
 selects exactly the current versions, forgotten ones still excluded, so later pages see the same versions even
 if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now), a
-query seed's resolved fact ids, the offset and the reachable count. Forgetting (not pinned: forgotten is
-forgotten) or a hard delete between pages can leave a later page's nodes without properties or shift what a
-re-read level returns. The kept walk holds ids only, never text, and expired records are deleted by the next
-save.
+query seed's resolved fact ids, the offset and the reachable count. Forgetting is not pinned (forgotten is
+forgotten): a node forgotten or hard-deleted between pages is left off its later page, with its edges, and a
+page may then hold fewer nodes. The kept walk holds ids only, never text, and expired records are deleted when
+a new walk is kept.
 
 **Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
 a Cypher script (``render.py``).

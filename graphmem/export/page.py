@@ -4,18 +4,30 @@ the cursor binds and how long a walk's state is kept."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from graphmem.cursors import Cursors, digest, mismatch
-from graphmem.errors import InvalidInput, NotFound
-from graphmem.export.walk import Reached, Traversal, Walk, cut_page, documents, page_edges, page_nodes
+from graphmem.errors import GraphmemError, InvalidInput, NotFound
+from graphmem.export.walk import (
+    Reached,
+    Traversal,
+    Walk,
+    cut_page,
+    documents,
+    page_edges,
+    page_nodes,
+    page_properties,
+)
 from graphmem.model import DocumentSeed, EntitySeed, ExportRequest, IdsSeed, QuerySeed, View
 from graphmem.results import ExportResult
 from graphmem.store.driver import GraphStore, Tx
 from graphmem.store.views import view_params
+
+log = logging.getLogger(__name__)
 
 QUERY_SEEDS = 10  # top fact hits a query seed starts from
 CURSOR_PURPOSE = "export"
@@ -64,12 +76,24 @@ def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) ->
     return Walk(nodes, complete=row["complete"], cut=row["cut"], partial=row["partial"])
 
 
-def keep_walk(tx: Tx, walk_id: str, namespace: str, request: str, walk: Walk, now: int, ttl_ms: int) -> None:
-    tx.run("export_walks_expire", now=now)
-    tx.run("export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
-           ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
-           depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, partial=walk.partial,
-           expires_at=now + ttl_ms)
+def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, walk: Walk, *, first_page: bool,
+              grew: bool, now: int, ttl_ms: int) -> None:
+    """Keep the walk for the next page (only its time limit is renewed when this page read no level).
+    A new walk first deletes expired ones, best effort, in a transaction of its own: a conflict between two
+    exports cleaning up at once fails neither export."""
+    if first_page:
+        try:
+            store.write(lambda tx: tx.run("export_walks_expire", now=now))
+        except GraphmemError:
+            log.warning("could not delete expired export walks; the next export tries again", exc_info=True)
+    if not grew:
+        store.write(lambda tx: tx.run("export_walk_touch", id=walk_id, expires_at=now + ttl_ms))
+        return
+    store.write(lambda tx: tx.run(
+        "export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
+        ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
+        depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, partial=walk.partial,
+        expires_at=now + ttl_ms))
 
 
 def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, request: ExportRequest,
@@ -98,7 +122,7 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
     offset = state.offset if state else 0
     walk_id = state.walk if state else uuid.uuid4().hex
     scope = {"namespace": namespace, **view_params(view)}
-    walked: list[Walk] = []  # the walk behind the page, kept (its time limit renewed) when a next page exists
+    walked: list[tuple[Walk, bool]] = []  # the walk behind the page and whether it grew, kept when a next page exists
 
     def read(tx: Tx) -> ExportResult:
         walked.clear()  # the store may run this again after a transient failure
@@ -106,7 +130,7 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         enough = min(offset + caps.max_nodes, WALK_LIMIT) + 1  # this page's nodes, and one to know more exist
         kept = stored_walk(tx, walk_id, namespace, bound, now) if state else None
         if kept is not None and (kept.complete or len(kept.nodes) >= enough):
-            walk = kept
+            walk = kept  # this page's nodes were read ahead: no level to read
         else:
             budget = min(offset + READ_AHEAD_PAGES * caps.max_nodes, WALK_LIMIT) + 1
             walk = traversal.walk(caps.fanout, budget=budget, start=kept, enough=enough)
@@ -114,6 +138,11 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             raise NotFound(f"no {seed.kind} with id {seed.id!r} in namespace {namespace!r}", id=seed.id)
         page = cut_page(walk.nodes[:WALK_LIMIT], offset, caps)
         end = offset + len(page)
+        # a later page's nodes come from the kept walk: what was forgotten since is left off
+        properties = page_properties(tx, scope, page)
+        shown = [node for node in page if node.kind == "unavailable" or node.id in properties]
+        hidden = {node.id for node in page} - {node.id for node in shown}
+        page = shown
         has_next = end < min(len(walk.nodes), WALK_LIMIT)
         truncated = has_next or offset > 0 or walk.cut or len(walk.nodes) > end
         included = documents(page)
@@ -131,16 +160,18 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             ns=namespace, request=bound, as_of=as_of, offset=end, walk=walk_id, seeds=pinned_seeds,
             reachable=reachable, upper_bound=upper_bound)) if has_next else None
         if has_next:
-            walked.append(walk)
+            walked.append((walk, walk is not kept))
         coverage = None if denominator is None else included / denominator if denominator else 1.0
         return ExportResult(
             total_documents=included, reachable_documents=denominator, truncated=truncated,
             unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
             coverage=coverage, coverage_is_upper_bound=upper_bound,
-            next_cursor=next_cursor, nodes=page_nodes(tx, page, namespace),
-            edges=page_edges(tx, scope, page, walk.nodes[:end]))
+            next_cursor=next_cursor, nodes=page_nodes(page, properties),
+            edges=page_edges(tx, scope, page, [node for node in walk.nodes[:end] if node.id not in hidden]))
 
     result = store.read(read)
     if walked:
-        store.write(lambda tx: keep_walk(tx, walk_id, namespace, bound, walked[0], now, walk_ttl_ms))
+        (walk, grew), = walked
+        keep_walk(store, walk_id, namespace, bound, walk, first_page=state is None, grew=grew, now=now,
+                  ttl_ms=walk_ttl_ms)
     return result

@@ -116,12 +116,18 @@ _PROPERTY_STATEMENTS: dict[NodeKind, str] = {
     "document": "export_documents", "fact": "export_facts", "entity": "export_entities"}
 
 
-def page_nodes(tx: Tx, page: list[Reached], namespace: str) -> list[ExportNode]:
+def page_properties(tx: Tx, scope: dict[str, Any], page: list[Reached]) -> dict[str, dict[str, Any]]:
+    """The properties of the page's nodes that are still in the namespace and view, by id (an unavailable
+    reference has none: it is shown by id)."""
     properties: dict[str, dict[str, Any]] = {}
     for kind, statement in _PROPERTY_STATEMENTS.items():
         ids = [node.id for node in page if node.kind == kind]
         if ids:
-            properties.update((row["id"], row) for row in tx.run(statement, ids=ids, namespace=namespace))
+            properties.update((row["id"], row) for row in tx.run(statement, ids=ids, **scope))
+    return properties
+
+
+def page_nodes(page: list[Reached], properties: dict[str, dict[str, Any]]) -> list[ExportNode]:
     return [ExportNode.model_validate({**properties.get(node.id, {}), "id": node.id, "kind": node.kind,
                                        "depth": node.depth}) for node in page]
 
