@@ -20,7 +20,18 @@ ON CREATE SET e.id = row.id, e.name = row.name, e.normalized_name = row.normaliz
               e.embedding = row.embedding, e.created_at = $now
 SET e.type = row.type, e.type_labels = row.type_labels, e.type_counts = row.type_counts,
     e.updated_at = $now
-RETURN count(e) AS upserted
+WITH e
+WHERE e.embedding IS NULL
+RETURN e.entity_key AS missing
+
+// The vectors of entities the upsert left without one: a row for a known entity carries no vector, and one
+// deleted between the batch's read and its upsert is created again without it.
+// name: entities_embedding_set
+UNWIND $entities AS row
+MATCH (e:Entity {entity_key: row.entity_key})
+WHERE e.namespace = $namespace
+SET e.embedding = row.embedding
+RETURN count(e) AS set
 
 // The type is also a label (Person, Place, ...) for Neo4j Browser's styling, following the vote. Labels
 // change after the write commits, one change per node per transaction: the bundled engine re-creates a

@@ -180,6 +180,11 @@ def test_a_known_entity_keeps_its_embedding(service: MemoryService, ctx: CallerC
     assert after["at"] > before["at"]  # the entity was written again
     assert before["v"] and after["v"] == before["v"]
     assert service.pipeline.embedder.embed(["Acme Corp"])[0] == pytest.approx(after["v"])
+    # one left without a vector (deleted and created again between a batch's read and its upsert) gets it back
+    query(graph, "MATCH (e:Entity {entity_key: $k}) SET e.embedding = null", k=key)
+    service.add_document(ctx, ns, doc("Acme Corp hired Dan."))
+    (healed,) = query(graph, read, k=key)
+    assert healed["v"] == before["v"]
 
 
 def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,

@@ -126,7 +126,12 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     new = [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
     with options.times.timing("similar"):
         links = _similar(tx, namespace, new, options) if new else []
-    tx.run_chunked("entities_upsert", "entities", entities, namespace=namespace, now=now)
+    missing = {row["missing"] for row in tx.run_chunked("entities_upsert", "entities", entities,
+                                                        namespace=namespace, now=now)}
+    refill = [{"entity_key": key, "embedding": embeddings[key.split("|", 1)[1]]} for key in sorted(missing)
+              if embeddings.get(key.split("|", 1)[1]) is not None]
+    if refill:
+        tx.run_chunked("entities_embedding_set", "entities", refill, namespace=namespace)
     if links:
         tx.run_chunked("similar_links_create", "links", links, namespace=namespace, now=now)
     tx.run_chunked("mentions_create", "mentions", list(mentions.values()), namespace=namespace)
