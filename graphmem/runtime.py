@@ -109,11 +109,11 @@ class Runtime:
         finally:
             self.warming.clear()
 
-    def pending(self) -> list[str]:
-        """What the first searches would still wait for: ``models`` while the warm-up runs, ``indexes`` while
-        the database builds search indexes in the background (``graphmem/store/settling.py``)."""
+    def pending(self, indexes: bool = True) -> list[str]:
+        """What the first searches would still wait for: ``models`` while the warm-up runs, ``indexes`` (if
+        asked) while the database builds search indexes in the background (``graphmem/store/settling.py``)."""
         waiting = ["models"] if self.warming.is_set() else []
-        if self.settling is not None and self.settling.busy():
+        if indexes and self.settling is not None and self.settling.busy():
             waiting.append("indexes")
         return waiting
 
@@ -137,17 +137,15 @@ class Runtime:
         """(ready, answer) for ``/ready``: the database answers, the warm-up is done, and, until the first
         time this holds, no search index is being built in the background (later builds only make
         ``/health`` say ``"warming"``)."""
-        healthy, report = self.health()
-        waiting = [item for item in report.get("waiting_for", [])  # type: ignore[attr-defined]
-                   if item != "indexes" or not self.became_ready.is_set()]
-        if healthy and not waiting:
-            self.became_ready.set()
-            return True, {"status": "ready"}
+        healthy, report = self.health(indexes=not self.became_ready.is_set())
         if not healthy:
             return False, {"status": report["status"], "reason": report.get("reason")}
-        return False, {"status": "warming", "waiting_for": waiting}
+        if report["status"] == "warming":
+            return False, {"status": "warming", "waiting_for": report["waiting_for"]}
+        self.became_ready.set()
+        return True, {"status": "ready"}
 
-    def health(self) -> tuple[bool, dict[str, object]]:
+    def health(self, indexes: bool = True) -> tuple[bool, dict[str, object]]:
         """(healthy, report). The report never carries a secret: no URI credentials, no password. Healthy
         with work pending (``pending``) is ``"status": "warming"``: answering, but the first searches would be
         slow; ``/ready`` turns that into 503."""
@@ -171,7 +169,7 @@ class Runtime:
             engine_report["reachable"] = False
             return False, {"status": "unavailable", "reason": exc.code, **report}
         engine_report["reachable"] = True
-        waiting = self.pending()
+        waiting = self.pending(indexes)
         if waiting:
             return True, {"status": "warming", "waiting_for": waiting, **report}
         return True, {"status": "ok", **report}

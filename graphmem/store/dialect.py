@@ -89,6 +89,7 @@ class Dialect:
 
 NEO4J_SEARCH_INDEX_DDL = (*(f"create_{index.value}_index" for index in SearchIndex), "create_relates_predicate_index")
 ARCADEDB_SCHEMA_SQL = "schema.arcadedb.sql"
+ARCADEDB_SETTLING_SQL = "settling.arcadedb.sql"
 
 NEO4J = Dialect("neo4j")
 ARCADEDB = Dialect("arcadedb")

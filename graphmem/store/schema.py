@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -32,19 +33,27 @@ def portable_schema_statements() -> list[str]:
     return [name for name, s in statements().items() if s.source == "schema.cypher"]
 
 
+def arcadedb_sql(client: httpx.Client, http_url: str, database: str, command: str, *,
+                 read: bool = False) -> list[dict[str, Any]]:
+    """One SQL command over the bundled engine's HTTP API (Bolt refuses its index DDL and has no access to
+    its schema): ``read`` through the query endpoint. Raises ``httpx.HTTPError``, status errors included."""
+    url = f"{http_url}/api/v1/{'query' if read else 'command'}/{database}"
+    response = client.post(url, json={"language": "sql", "command": command})
+    response.raise_for_status()
+    return list(response.json().get("result", []))
+
+
 def apply_arcadedb_sql(http_url: str, database: str, auth: tuple[str, str]) -> None:
     """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it)."""
-    url = f"{http_url}/api/v1/command/{database}"
     with httpx.Client(auth=auth, timeout=60.0) as client:
         for command in load_sql(ARCADEDB_SCHEMA_SQL):
             try:
-                response = client.post(url, json={"language": "sql", "command": command})
+                arcadedb_sql(client, http_url, database, command)
+            except httpx.HTTPStatusError as exc:
+                raise ConfigurationError(f"schema command failed on the bundled engine "
+                                         f"({exc.response.status_code}): {command}") from exc
             except httpx.HTTPError as exc:
                 raise Unavailable("the bundled engine's HTTP API is unreachable") from exc
-            if response.status_code != 200:
-                raise ConfigurationError(
-                    f"schema command failed on the bundled engine ({response.status_code}): {command}"
-                )
 
 
 def bootstrap(store: GraphStore, *, arcadedb_http: tuple[str, tuple[str, str]] | None = None) -> int:

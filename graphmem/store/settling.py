@@ -14,19 +14,25 @@ beside the graph without slowing down, and the engine may leave them until the n
 would keep a quiet server unready for good).
 
 The answer is cached for ``TTL_S``: ``/health`` and ``/ready`` are polled, and one look costs a request per
-index on the bundled engine.
+index on the bundled engine (its schema listing carries no state). A look that fails is logged and counts as
+not busy: ``/health`` reports an unreachable database through its own ping.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 import httpx
+from cachetools import TTLCache, cached
+from neo4j.exceptions import Neo4jError
 
+from graphmem.errors import GraphmemError
+from graphmem.store.dialect import ARCADEDB_SETTLING_SQL
 from graphmem.store.driver import GraphStore
+from graphmem.store.queries import load_sql
+from graphmem.store.schema import arcadedb_sql
 
 log = logging.getLogger(__name__)
 
@@ -39,43 +45,30 @@ class IndexSettling:
     def __init__(self, store: GraphStore, arcadedb_http: tuple[str, tuple[str, str]] | None) -> None:
         self.store = store
         self.http = arcadedb_http
-        self._lock = threading.Lock()
-        self._checked_at = float("-inf")
-        self._busy = False
-
-    def busy(self) -> bool:
-        with self._lock:
-            if time.monotonic() - self._checked_at > TTL_S:
-                self._busy = self._look()
-                self._checked_at = time.monotonic()
-            return self._busy
+        self.busy = cached(TTLCache(maxsize=1, ttl=TTL_S), lock=threading.Lock())(self._look)
 
     def _look(self) -> bool:
-        if self.store.dialect.is_neo4j:
-            row = self.store.run_autocommit("indexes_populating")
-            return bool(row and row[0]["populating"])
-        if self.http is None:
-            return False
         try:
-            return any(vector_index_busy(state) for state in self._vector_index_states())
-        except (httpx.HTTPError, KeyError, ValueError):  # an answer we cannot read is not a reason to refuse
-            log.warning("could not read the bundled engine's vector index state", exc_info=True)
+            if self.store.dialect.is_neo4j:
+                rows = self.store.run_autocommit("indexes_populating")
+                return bool(rows and rows[0]["populating"])
+            return self.http is not None and any(vector_index_busy(s) for s in self._vector_index_states())
+        except (GraphmemError, Neo4jError, httpx.HTTPError, KeyError, ValueError):
+            log.warning("could not read whether the search indexes are being built", exc_info=True)
             return False
 
     def _vector_index_states(self) -> list[dict[str, Any]]:
         assert self.http is not None
         url, auth = self.http
-        query = f"{url}/api/v1/query/{self.store.database}"
+        listing, state = load_sql(ARCADEDB_SETTLING_SQL)
         with httpx.Client(auth=auth, timeout=5.0) as client:
             def sql(command: str) -> list[dict[str, Any]]:
-                response = client.post(query, json={"language": "sql", "command": command})
-                response.raise_for_status()
-                return list(response.json()["result"])
+                return arcadedb_sql(client, url, self.store.database, command, read=True)
 
             # the per-bucket indexes; `Label[property]` names merge their buckets' figures
-            names = [str(row["name"]) for row in sql("SELECT name, indexType FROM schema:indexes")
+            names = [str(row["name"]) for row in sql(listing)
                      if row.get("indexType") == "LSM_VECTOR" and "[" not in str(row["name"])]
-            return [state for name in names for state in sql(f"SELECT FROM schema:index:`{name}`")]
+            return [row for name in names for row in sql(state.replace("{name}", name))]
 
 
 def vector_index_busy(state: dict[str, Any]) -> bool:
