@@ -131,7 +131,8 @@ class Settings(BaseSettings):
     # Ingestion and models.
     embedder: EmbedderChoice = EmbedderChoice.onnx
     # Two: ingestion embeds while spaCy parses, and once spaCy is done the embedder has both cores (measured on
-    # 2 cores, 500 memories: 15.5 memories/s end to end with 2 onnxruntime threads that do not spin, 12.6 with 1).
+    # 2 cores, 500 memories: 15.5 memories/s end to end with 2 onnxruntime threads that do not spin, 12.6 with 1
+    # spinning thread, onnxruntime's default, and 14.1 with 2 spinning ones).
     embed_threads: int = Field(2, ge=1, le=64, description="embedder threads (torch or onnxruntime)")
     # Searches the server's warm-up runs in its largest namespace before /ready answers 200 (at most 20 s):
     # after a restart the database's first searches are slow until their paths are compiled and cached.

@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 QUERY_SEEDS = 10  # top fact hits a query seed starts from
 CURSOR_PURPOSE = "export"
 # The most nodes one export follows over all its pages: a walk's state travels in the database between
-# pages, and this bounds it (and the offset) at ten pages of the largest page. The page that reaches it
-# is the last; it says `truncated`.
+# pages, and this bounds it (and the offset) at four pages of the largest page (5,000 nodes), ten of the
+# default. The page that reaches it is the last; it says `truncated`.
 WALK_LIMIT = 20_000
 # A level is read whole (its cost is in reading each frontier node's neighbours, not in the rows sent), up
 # to this many pages beyond the page asked for, so that later pages mostly read no level again.

@@ -111,13 +111,14 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
         embeddings.update(prepared.entity_embeddings)
     existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(names), namespace=namespace)}
     entities = []
+    normalized_names: dict[str, str] = {}
     for key in sorted(names):
         name, kind = names[key]
         stored = existing.get(key)
         labels, tallies, winner = vote(stored["labels"] or [] if stored else [],
                                        stored["counts"] or [] if stored else [], seen_types[key],
                                        stored["type"] if stored else None)
-        normalized = key.split("|", 1)[1]
+        normalized = normalized_names[key] = key.split("|", 1)[1]
         # only a new entity's vector is sent: the upsert writes it on create only, and 384 floats a row for
         # every known entity of the batch were most of the statement's payload in a bulk load
         entities.append({"entity_key": key, "id": str(uuid.uuid4()), "name": name,
@@ -128,8 +129,8 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
         links = _similar(tx, namespace, new, options) if new else []
     missing = {row["missing"] for row in tx.run_chunked("entities_upsert", "entities", entities,
                                                         namespace=namespace, now=now)}
-    refill = [{"entity_key": key, "embedding": embeddings[key.split("|", 1)[1]]} for key in sorted(missing)
-              if embeddings.get(key.split("|", 1)[1]) is not None]
+    refill = [{"entity_key": key, "embedding": embeddings[name]} for key, name in normalized_names.items()
+              if key in missing and name in embeddings]
     if refill:
         tx.run_chunked("entities_embedding_set", "entities", refill, namespace=namespace)
     if links:
