@@ -7,12 +7,13 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
-from graphmem.store.settling import TTL_S, vector_index_busy
+from graphmem.store.settling import TTL_S, IndexSettling, vector_index_busy
 from helpers import make_settings
 
 
@@ -27,6 +28,15 @@ def test_the_busy_rule_on_states_the_engine_reported() -> None:
     assert not vector_index_busy({**idle, "graphNodeCount": 12, "effectiveMutationsThreshold": 100,
                                   "mutationsSinceRebuild": 3})  # a few writes on a small graph: searches stay fast
     assert not vector_index_busy({})  # nothing known is nothing pending
+
+
+def test_a_look_that_fails_is_not_busy_and_is_cached(runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
+    """An engine HTTP API that cannot be reached (port 9) is logged once per time limit, never raised:
+    /health reports an unreachable database through its own ping."""
+    settling = IndexSettling(runtime.store, ("http://127.0.0.1:9", ("root", "wrong")))
+    with caplog.at_level("WARNING", logger="graphmem.store.settling"):
+        assert settling.busy() is False and settling.busy() is False
+    assert caplog.text.count("could not read whether the search indexes are being built") == 1
 
 
 def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_root: Path) -> None:
