@@ -1,10 +1,10 @@
-// The bounded evidence-graph export (graphmem/export.py): a breadth-first walk, one statement per level,
+// The bounded evidence-graph export (graphmem/export/): a breadth-first walk, one statement per level,
 // over CONTAINS, MENTIONS, RELATES and PREVIOUS_VERSION in both directions, inside one namespace and one
-// time view. The caps are applied here, in the database: at most $fanout new neighbours per node (ordered
-// by id) and at most $remaining rows per statement (ordered by id), so the driver never receives more
-// than the walk's budget. Every pattern starts at the node already known: the bundled engine's planner
-// starts where a pattern is written, and starting at the other end scanned the whole label (measured: a
-// 1,600-node page's edges took 16 s that way, 0.5 s this way).
+// time view. The caps are applied here, in the database: at most $fanout new neighbours per node (in the
+// engine's adjacency order) and at most $remaining rows per statement (ordered by id), so the driver never
+// receives more than the walk's budget. Every pattern starts at the node already known: the bundled
+// engine's planner starts where a pattern is written, and starting at the other end scanned the whole label
+// (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way).
 
 // A version that the view does not show because a later version had replaced it by the view's time (it
 // existed then, and is not forgotten unless forgotten memories are asked for). The export names such a
@@ -45,9 +45,12 @@ LIMIT $remaining
 // $visited holds every node the walk holds so far (a map id -> true: a lookup, where a list would be
 // scanned for every candidate). Documents and facts must be in view; an entity is reached only from a fact
 // in view or over a triple whose fact is in view; a document outside the view but next to one in view over
-// PREVIOUS_VERSION comes back as 'unavailable'. Each node contributes its first $fanout new neighbours by id;
-// one more ($fanout + 1) is looked at only to report `cut` (the fan-out cap left something out), and is then
-// dropped by its id (the largest).
+// PREVIOUS_VERSION comes back as 'unavailable'. Each node contributes its first $fanout new neighbours in the
+// engine's adjacency order, unsorted: sorting them read every neighbour of a hub, so a page's cost grew with
+// the graph (at 100k facts, 40% of the level time of a hub's export); taken as they come, a node costs its
+// fan-out. On the bundled engine that order is the most recently linked first (a hub shows its newest facts,
+// tested); Neo4j's is its own storage order. One more ($fanout + 1) is looked at only to report `cut` (the
+// fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {
   UNWIND $documents AS item
@@ -65,7 +68,6 @@ CALL () {
     WITH id, kind
     WHERE $visited[id] IS NULL
     RETURN id, kind
-    ORDER BY id
     LIMIT $fanout_probe
   }
   RETURN item, id, kind
@@ -84,7 +86,6 @@ CALL () {
     WITH id, kind
     WHERE $visited[id] IS NULL
     RETURN id, kind
-    ORDER BY id
     LIMIT $fanout_probe
   }
   RETURN item, id, kind
@@ -104,13 +105,12 @@ CALL () {
     WITH id, kind
     WHERE $visited[id] IS NULL
     RETURN id, kind
-    ORDER BY id
     LIMIT $fanout_probe
   }
   RETURN item, id, kind
 }
-WITH item, collect({id: id, kind: kind}) AS found, max(id) AS last
-WITH collect(CASE WHEN size(found) > $fanout THEN [m IN found WHERE m.id <> last] ELSE found END) AS kept,
+WITH item, collect({id: id, kind: kind}) AS found
+WITH collect(CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END) AS kept,
      sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) AS cuts
 UNWIND kept AS neighbours
 UNWIND neighbours AS m
@@ -183,59 +183,83 @@ WHERE e.namespace = $namespace
 RETURN e.id AS id, e.name AS name, e.type AS type
 
 // The edges a page owns: those whose last node (for a triple: subject, object or supporting fact) is on
-// this page ($documents, $unavailable, $facts, $entities), the other end among the nodes emitted up to
-// the end of this page ($emitted). Edges are read from the low-degree end: a fact has one document and a
-// few entities, while an entity may be a hub with thousands of facts. So edges from a fact of this page
-// are read from it; edges to a document or entity of this page from a fact of an earlier page are read
-// from those earlier facts ($earlier_facts, empty on the first page). A triple also needs its supporting
-// fact among the emitted nodes: every triple in an export cites a fact of the export. A PREVIOUS_VERSION
-// edge needs one end in view (two unavailable references are not linked). Edges that start at a fact need it
-// still in view (a later page's earlier facts come from the kept walk).
+// this page (the lists $documents, $unavailable, $facts, $entities; $page maps the ids of all but the
+// unavailable ones to true), the other end among the nodes emitted up to the end of this page ($emitted, a
+// map id -> true: a lookup, where a list was scanned for every candidate, 22% of the statement at 100k
+// facts). Edges are read from the low-degree end: a fact has one document and a few entities, while an
+// entity may be a hub with thousands of facts. So edges from a fact of this page are read from it; edges to
+// a document or entity of this page from a fact of an earlier page are read from those earlier facts
+// ($earlier_facts, empty on the first page). A triple also needs its supporting fact among the emitted
+// nodes: every triple in an export cites a fact of the export. Triples are read from their subjects, each
+// subject once: those mentioned by this page's facts (a triple joins entities its fact mentions) for the
+// triples of this page's facts, and this page's entities, both ways, for triples of earlier facts (read from
+// each fact, a hub's triples were read once for every fact that mentions it: 60% of the statement at 100k).
+// A PREVIOUS_VERSION edge needs one end in view (two unavailable references are not linked). Edges that
+// start at a fact need it still in view (a later page's earlier facts come from the kept walk).
 // name: export_edges
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted AND {{ in_view(n) }}
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+  AND {{ in_view(n) }}
 RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $earlier_facts AS node_id
 MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $documents AND {{ in_view(n) }}
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
+  AND {{ in_view(n) }}
 RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $documents + $unavailable AS node_id
 MATCH (n:Document {id: node_id})-[:PREVIOUS_VERSION]->(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
   AND ({{ in_view(n) }} OR {{ in_view(m) }})
 RETURN n.id AS source, m.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
        null AS fact_id
 UNION
 UNWIND $documents + $unavailable AS node_id
 MATCH (n:Document {id: node_id})<-[:PREVIOUS_VERSION]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
   AND ({{ in_view(n) }} OR {{ in_view(m) }})
 RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
        null AS fact_id
 UNION
 UNWIND $facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $emitted AND {{ in_view(n) }}
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+  AND {{ in_view(n) }}
 RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $earlier_facts AS node_id
 MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND m.id IN $entities AND {{ in_view(n) }}
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
+  AND {{ in_view(n) }}
 RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
 UNION
 UNWIND $facts AS node_id
-MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
-WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
-  AND s.id IN $emitted AND o.id IN $emitted AND {{ in_view(n) }}
+MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)
+WHERE n.namespace = $namespace AND s.namespace = $namespace AND $emitted[s.id] IS NOT NULL
+WITH DISTINCT s
+MATCH (s)-[r:RELATES]->(o:Entity)
+WHERE r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL AND $emitted[o.id] IS NOT NULL
+MATCH (n:Fact {id: r.fact_id})
+WHERE n.namespace = $namespace AND {{ in_view(n) }}
 RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
        r.fact_id AS fact_id
 UNION
-UNWIND $earlier_facts AS node_id
-MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)-[r:RELATES]->(o:Entity)
-WHERE n.namespace = $namespace AND r.namespace = $namespace AND r.fact_id = n.id
-  AND s.id IN $emitted AND o.id IN $emitted AND (s.id IN $entities OR o.id IN $entities) AND {{ in_view(n) }}
+UNWIND $entities AS node_id
+MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
+WHERE s.namespace = $namespace AND r.namespace = $namespace AND $emitted[o.id] IS NOT NULL
+  AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
+MATCH (n:Fact {id: r.fact_id})
+WHERE n.namespace = $namespace AND {{ in_view(n) }}
+RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+       r.fact_id AS fact_id
+UNION
+UNWIND $entities AS node_id
+MATCH (o:Entity {id: node_id})<-[r:RELATES]-(s:Entity)
+WHERE o.namespace = $namespace AND r.namespace = $namespace AND $emitted[s.id] IS NOT NULL
+  AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
+MATCH (n:Fact {id: r.fact_id})
+WHERE n.namespace = $namespace AND {{ in_view(n) }}
 RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
        r.fact_id AS fact_id

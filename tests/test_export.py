@@ -423,6 +423,20 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
     assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == whole.reachable_documents == 12
 
 
+def test_a_hubs_fanout_takes_its_newest_facts(service: MemoryService, ctx: CallerContext, ns: str,
+                                              graph: neo4j.Driver) -> None:
+    """The fan-out is filled in the engine's adjacency order, not sorted (sorting read every neighbour of a
+    hub); on the bundled engine that is the most recently linked first, so a hub shows its newest facts."""
+    stored = [add(service, ctx, ns, f"Grimsby Harbour logged shipment number {i} on day {i}.") for i in range(8)]
+    harbour = {"kind": "entity", "id": entity_id(graph, ns, "Grimsby Harbour")}
+    result = export(service, ctx, ns, harbour, {"depth": 1, "fanout": 3})
+    facts = [node for node in result.nodes if node.kind == "fact"]
+    assert result.truncated and len(facts) == 3
+    newest = {str(fact["id"]) for doc in stored[-3:] for fact in query(
+        graph, "MATCH (:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id", id=doc.id)}
+    assert {fact.id for fact in facts} == newest
+
+
 # ---- pages ------------------------------------------------------------------------------------------
 
 

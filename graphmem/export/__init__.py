@@ -18,15 +18,18 @@ placeholders). An entity is visible while a fact in view mentions it.
 
 **Caps, enforced in the Cypher** (``cypher/export.cypher``). One statement per level takes the frontier and
 returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a page) and
-at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A page holds at most
-``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only. What the
+at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A node's fan-out is filled in
+the engine's adjacency order, not sorted, so the engine can stop reading a hub's neighbours once it has them
+(sorting read them all); on the bundled engine that is the most recently linked first (a hub shows its newest
+facts). A page holds at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only. What the
 driver receives for a page: id rows from the walk, whole levels until the walk holds ``offset + max_nodes +
 1`` nodes (the one extra says whether a next page exists), and never more than ``offset + 5 x max_nodes + 1``
 nor 20,001 (a level costs the server the same whether it sends part of it or all, and what it sends ahead is
 kept for the next pages); on a later page, also the kept walk itself (ids, kinds and depths, as many as the
 walk holds), which goes back to the database only when the page read a level; property rows, at most
 ``max_nodes``; edge rows, only edges whose both ends are on this or an earlier page. The server's own work per
-node grows with the node's degree (the cap bounds what is sent, not what is scanned).
+node can still grow with the node's degree (neighbours out of view or already walked are read past, and the
+edges of a page read each of its entities' triples once, a hub's included), but no longer to sort them.
 
 **Edges** are returned only between emitted nodes. A triple also needs its supporting fact emitted: every
 triple of an export cites evidence that is in the export, and the number of triples stays bounded by the

@@ -141,8 +141,9 @@ def page_edges(tx: Tx, scope: dict[str, Any], page: list[Reached], emitted: list
     on_page = {node.id for node in page}
     earlier_facts = [node.id for node in emitted if node.kind == "fact" and node.id not in on_page]
     rows = tx.run("export_edges", documents=by_kind["document"], unavailable=by_kind["unavailable"],
-                  facts=by_kind["fact"], entities=by_kind["entity"], emitted=[node.id for node in emitted],
-                  earlier_facts=earlier_facts, **scope)
+                  facts=by_kind["fact"], entities=by_kind["entity"],
+                  page={node.id: True for node in page if node.kind != "unavailable"},
+                  emitted={node.id: True for node in emitted}, earlier_facts=earlier_facts, **scope)
     edges = [ExportEdge.model_validate(row) for row in rows]
     return sorted(edges, key=lambda e: (e.kind, e.source, e.target, e.predicate or "", bool(e.negated),
                                         e.fact_id or ""))
