@@ -37,7 +37,7 @@ class Core:
     def write_options(self) -> WriteOptions:
         return WriteOptions(user_name=self.settings.user_entity_name,
                             similar_cosine=self.settings.similar_entity_cosine, dialect=self.store.dialect,
-                            times=self.pipeline.times)
+                            times=self.pipeline.times, read=self.store.read)
 
     def write_labelled(self, fn: Callable[[Tx], tuple[T, str, list[str]]]) -> T:
         """Run a write that returns (result, namespace, entity keys written), then give those entities their
