@@ -119,6 +119,28 @@ RETURN id, kind, cut
 ORDER BY id
 LIMIT $remaining
 
+// The last level of the reachable-document count (walk.py, ``Traversal.reachable_documents``): only the
+// documents one hop from the frontier, a fact's own document and a document's versions in view. The facts
+// and entities a whole last level would add are never counted, and a hub's facts were most of the count's
+// reads. No fan-out cap: a fact has one document, a document at most two versions next to it.
+// name: export_level_documents
+CALL () {
+  UNWIND $facts AS item
+  MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+  RETURN m.id AS id
+  UNION
+  UNWIND $documents AS item
+  MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+  RETURN m.id AS id
+}
+WITH id
+WHERE $visited[id] IS NULL
+RETURN id, 'document' AS kind, false AS cut
+ORDER BY id
+LIMIT $remaining
+
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
 // in order, so that a later page goes on from there instead of walking the earlier pages again. A record
 // of the reserved namespace `_system`, bound to the namespace and the request it was made for, read only

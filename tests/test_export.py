@@ -401,6 +401,9 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
     result = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 5})
     first_level = next(rows for name, params, rows in spy if name == "export_level")
     assert first_level == 5  # of its 12 facts and the entities it is related to, only 5 reach the driver
+    # the page walk's two levels, then the count's: its last level reads documents only
+    assert [name for name, _, _ in spy if name.startswith("export_level")] == [
+        "export_level", "export_level", "export_level", "export_level_documents"]
     assert [n.depth for n in result.nodes].count(1) == 5
     assert result.truncated and result.next_cursor is None  # one page, but the fan-out left nodes out
     # all twelve memories are reachable within two hops; the count is exact (below 10 x max_documents)

@@ -17,18 +17,18 @@ ids of an id-list seed that are not visible are ignored, as are superseded facts
 placeholders). An entity is visible while a fact in view mentions it.
 
 **Caps, enforced in the Cypher** (``cypher/export.cypher``). One statement per level takes the frontier and
-returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a page) and
-at most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A node's fan-out is filled in
-the engine's adjacency order, not sorted, so the engine can stop reading a hub's neighbours once it has them
+returns the next level's ids, with at most ``fanout`` new neighbours per node (a hub cannot flood a page) and at
+most the walk's remaining budget of rows (``ORDER BY id LIMIT $remaining``). A node's fan-out is filled in the
+engine's adjacency order, not sorted, so the engine can stop reading a hub's neighbours once it has them
 (sorting read them all); on the bundled engine that is the most recently linked first (a hub shows its newest
-facts). A page holds at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for that page only. What the
-driver receives for a page: id rows from the walk, whole levels until the walk holds ``offset + max_nodes +
-1`` nodes (the one extra says whether a next page exists), and never more than ``offset + 5 x max_nodes + 1``
-nor 20,001 (a level costs the server the same whether it sends part of it or all, and what it sends ahead is
-kept for the next pages); on a later page, also the kept walk itself (ids, kinds and depths, as many as the
-walk holds), which goes back to the database only when the page read a level; property rows, at most
-``max_nodes``; edge rows, only edges whose both ends are on this or an earlier page. The server's own work per
-node can still grow with the node's degree (neighbours out of view or already walked are read past, and the
+facts). A page holds at most ``max_nodes`` nodes and ``max_documents`` documents; node properties are read for
+that page only. What the driver receives for a page: id rows from the walk, whole levels until the walk holds
+``offset + max_nodes + 1`` nodes (the one extra says whether a next page exists), and never more than ``offset +
+5 x max_nodes + 1`` nor 20,001 (a level costs the server the same whether it sends part of it or all, and what
+it sends ahead is kept for the next pages); on a later page, also the kept walk itself (ids, kinds and depths,
+as many as the walk holds), which goes back to the database only when the page read a level; property rows, at
+most ``max_nodes``; edge rows, only edges whose both ends are on this or an earlier page. The server's own work
+per node can still grow with the node's degree (neighbours out of view or already walked are read past, and the
 edges of a page read each of its entities' triples once, a hub's included), but no longer to sort them.
 
 **Edges** are returned only between emitted nodes. A triple also needs its supporting fact emitted: every
@@ -36,14 +36,15 @@ triple of an export cites evidence that is in the export, and the number of trip
 facts on the page. Each edge is emitted on the page where the last of its nodes (for a triple: subject,
 object and fact) appears, so the union of all pages repeats nothing.
 
-**Completeness.** ``totalDocuments`` and ``unavailableDocuments`` count this page. ``truncated`` says that
-this page is not the whole reachable graph: other pages exist, or the fan-out cap left neighbours out.
-``coverage`` is this page's documents over the documents reachable from the seeds within ``depth`` in the
-view, counted up to ten times the caps. It is 1.0, without further work, when nothing is truncated;
-otherwise the reachable documents are counted once, on the first page, by a second walk whose caps are
-ten times the page's: ``10 x max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout``
-neighbours per node. When it hits one of them the count is a lower bound, so ``coverage`` is an upper
-bound and ``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
+**Completeness.** ``totalDocuments`` and ``unavailableDocuments`` count this page. ``truncated`` says that this
+page is not the whole reachable graph: other pages exist, or the fan-out cap left neighbours out. ``coverage``
+is this page's documents over the documents reachable from the seeds within ``depth`` in the view, counted up to
+ten times the caps. It is 1.0, without further work, when nothing is truncated; otherwise the reachable
+documents are counted once, on the first page, by a second walk whose caps are ten times the page's: ``10 x
+max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout`` neighbours per node; its last level reads
+only documents (the facts and entities there add nothing to the count, and a hub's facts were most of its
+reads). When it hits one of them the count is a lower bound, so ``coverage`` is an upper bound and
+``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
 
 **Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the
 nodes walked so far, in order) in a record of the reserved namespace `_system`, for
