@@ -49,21 +49,24 @@ LIMIT $remaining
 // engine's adjacency order, unsorted: sorting them read every neighbour of a hub, so a page's cost grew with
 // the graph (at 100k facts, 40% of the level time of a hub's export); taken as they come, a node costs its
 // fan-out. On the bundled engine that order is the most recently linked first (a hub shows its newest facts,
-// tested); Neo4j's is its own storage order. One more ($fanout + 1) is looked at only to report `cut` (the
-// fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
+// tested); Neo4j's is its own storage order. The kinds of neighbours come in a fixed order, the bounded ones
+// first: a document's versions (at most two) before its facts, a fact's document before its entities, an
+// entity's facts before the entities it is related to (a triple joins entities its fact mentions, so those
+// are reached through the facts one level later). One more ($fanout + 1) is looked at only to report `cut`
+// (the fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {
   UNWIND $documents AS item
   CALL (item) {
     CALL (item) {
-      MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      RETURN m.id AS id, 'fact' AS kind
-      UNION
       MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
       WHERE n.namespace = $namespace AND m.namespace = $namespace
         AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
       RETURN m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
+      UNION
+      MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+      RETURN m.id AS id, 'fact' AS kind
     }
     WITH id, kind
     WHERE $visited[id] IS NULL

@@ -376,7 +376,7 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     names = [name for name, _, _ in spy]
     starts = [i for i, name in enumerate(names) if name == "export_seeds"]
     assert len(starts) == 2  # the page's walk, then the count of reachable documents (truncated)
-    walking = ("export_seeds", "export_level")
+    walking = ("export_seeds", "export_level", "export_level_documents")
     page_end = next(i for i in range(starts[0] + 1, len(names)) if names[i] not in walking)
     count_end = next(i for i in range(starts[1] + 1, len(names)) if names[i] not in walking)
     page_walk, count_walk = spy[starts[0]:page_end], spy[starts[1]:count_end]
@@ -438,6 +438,17 @@ def test_a_hubs_fanout_takes_its_newest_facts(service: MemoryService, ctx: Calle
     newest = {str(fact["id"]) for doc in stored[-3:] for fact in query(
         graph, "MATCH (:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id", id=doc.id)}
     assert {fact.id for fact in facts} == newest
+
+
+def test_a_documents_versions_come_before_its_facts_in_the_fanout(
+        service: MemoryService, ctx: CallerContext, ns: str, chain: tuple[Document, Document, Document]) -> None:
+    """A document's versions (at most two) fill its fan-out before its facts, so a fan-out smaller than its
+    facts still shows the version it replaced."""
+    v1, v2, _ = chain
+    result = export(service, ctx, ns, {"kind": "document", "id": v2.id}, {"depth": 1, "fanout": 1})
+    assert [(node.id, node.kind, node.depth) for node in result.nodes] == [
+        (v2.id, "document", 0), (v1.id, "unavailable", 1)]
+    assert result.truncated  # its two facts were left out
 
 
 # ---- pages ------------------------------------------------------------------------------------------

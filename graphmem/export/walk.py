@@ -52,7 +52,9 @@ class Traversal:
 
         ``start``: an earlier walk of this traversal (a later page's kept state), to go on from. A level the
         budget cut short is read again under the larger budget: a level's answer is ordered by id and cut
-        by the budget, so the larger one begins with the smaller one's."""
+        by the budget, so the larger one begins with the smaller one's (its nodes' fan-outs are chosen again
+        in the same stored order; a memory written between the two reads may change a hub's choice, as a
+        new neighbour with a smaller id did when they were chosen by id)."""
         if start is not None and start.nodes and not (start.partial and start.nodes[-1].depth == 0):
             last = start.nodes[-1].depth
             first = last if start.partial else last + 1

@@ -8,7 +8,9 @@ and the retry finds the winner's node (``entities_upsert`` is a MERGE).
 The SIMILAR_TO candidates of new entities are one vector-index query each, the largest part of a bulk load
 (139 s of 348 s for 100k facts). They read only entities that were already stored, which the transaction has
 not written yet when it asks, so they are read beside it: in read transactions of their own, on
-``SIMILAR_READERS`` threads, while the transaction writes the documents, facts and chunks.
+``SIMILAR_READERS`` threads, while the transaction writes the documents, facts and chunks. (On a routed Neo4j
+cluster such a read could land on a follower that lags behind the previous batch; graphmem runs against one
+server.)
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ SIMILAR_LINKS_PER_ENTITY = 3
 # Alone, two took 300 queries from 5.3-6.0 s to 3.4-3.6 s at 100k facts on 2 cores; beside the writes of a
 # 30k-fact bulk load, one, two and three readers gave 179, 186-191 and 185 facts/s (149-153 reading inside).
 SIMILAR_READERS = 2
-_READERS = ThreadPoolExecutor(max_workers=4 * SIMILAR_READERS, thread_name_prefix="graphmem-similar")
 
 T = TypeVar("T")
 
@@ -146,10 +147,12 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     for _, prepared in batch:
         embeddings.update(prepared.entity_embeddings)
     entities, new = _entities(tx, namespace, rows, embeddings) if rows.names else ([], [])
-    # the similarity reads run while this transaction writes documents, facts and chunks (module docstring)
-    candidates = [_READERS.submit(_candidates, options.read, namespace, part, options)
-                  for part in _split(new, SIMILAR_READERS)]
+    # the similarity reads run while this transaction writes documents, facts and chunks (module docstring);
+    # threads of this write's own, so that it never queues behind other writers' reads while it is open
+    readers = ThreadPoolExecutor(max_workers=SIMILAR_READERS, thread_name_prefix="graphmem-similar")
     try:
+        candidates = [readers.submit(_candidates, options.read, namespace, part, options)
+                      for part in _split(new, SIMILAR_READERS)]
         tx.run_chunked("documents_create", "documents", [{**document, "speaker": prepared.speaker}
                                                          for document, prepared in batch])
         _follow(tx, namespace, [document["id"] for document, _ in batch])
@@ -157,9 +160,10 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
             tx.run_chunked("facts_create", "facts", rows.facts)
         if rows.chunks:
             tx.run_chunked("chunks_create", "chunks", rows.chunks)
-    finally:  # waited for on failure too: a failed write leaves no read running behind it
+    finally:  # a failed write waits for its reads too (none is left running), and its own error is raised
         with options.times.timing("similar"):
-            stored = [row for future in candidates for row in future.result()]
+            readers.shutdown(wait=True)
+    stored = [row for future in candidates for row in future.result()]
     if not entities:
         return []
     links = _links(new, stored, options.similar_cosine)
