@@ -45,6 +45,8 @@ class IndexSettling:
     def __init__(self, store: GraphStore, arcadedb_http: tuple[str, tuple[str, str]] | None) -> None:
         self.store = store
         self.http = arcadedb_http
+        # the two SQL commands, read once (a look runs every TTL_S while /health is polled)
+        self._listing, self._state = load_sql(ARCADEDB_SETTLING_SQL) if arcadedb_http else ("", "")
         self.busy = cached(TTLCache(maxsize=1, ttl=TTL_S), lock=threading.Lock())(self._look)
 
     def _look(self) -> bool:
@@ -60,15 +62,14 @@ class IndexSettling:
     def _vector_index_states(self) -> list[dict[str, Any]]:
         assert self.http is not None
         url, auth = self.http
-        listing, state = load_sql(ARCADEDB_SETTLING_SQL)
         with httpx.Client(auth=auth, timeout=5.0) as client:
             def sql(command: str) -> list[dict[str, Any]]:
                 return arcadedb_sql(client, url, self.store.database, command, read=True)
 
             # the per-bucket indexes; `Label[property]` names merge their buckets' figures
-            names = [str(row["name"]) for row in sql(listing)
+            names = [str(row["name"]) for row in sql(self._listing)
                      if row.get("indexType") == "LSM_VECTOR" and "[" not in str(row["name"])]
-            return [row for name in names for row in sql(state.replace("{name}", name))]
+            return [row for name in names for row in sql(self._state.replace("{name}", name))]
 
 
 def vector_index_busy(state: dict[str, Any]) -> bool:
