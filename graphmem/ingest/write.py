@@ -151,7 +151,7 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     # threads of this write's own, so that it never queues behind other writers' reads while it is open
     readers = ThreadPoolExecutor(max_workers=SIMILAR_READERS, thread_name_prefix="graphmem-similar")
     try:
-        candidates = [readers.submit(_candidates, options.read, namespace, part, options)
+        candidates = [readers.submit(_candidates, namespace, part, options)
                       for part in _split(new, SIMILAR_READERS)]
         tx.run_chunked("documents_create", "documents", [{**document, "speaker": prepared.speaker}
                                                          for document, prepared in batch])
@@ -202,8 +202,7 @@ def _split(rows: list[T], parts: int) -> list[list[T]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)]
 
 
-def _candidates(read: Callable[[Callable[[Tx], Any]], Any], namespace: str, new: list[dict[str, Any]],
-                options: WriteOptions) -> list[dict[str, Any]]:
+def _candidates(namespace: str, new: list[dict[str, Any]], options: WriteOptions) -> list[dict[str, Any]]:
     """Stored entities of the namespace whose name embedding is close to a new entity's (the vector index, one
     statement for the slice, in a read transaction of its own)."""
     rows = [{"entity_key": e["entity_key"], "embedding": e["embedding"]} for e in new]
@@ -213,7 +212,7 @@ def _candidates(read: Callable[[Callable[[Tx], Any]], Any], namespace: str, new:
                               index=options.dialect.index_name(SearchIndex.entity_embedding), k=SIMILAR_CANDIDATES,
                               namespace=namespace, min_score=_min_score(options.similar_cosine))
 
-    result: list[dict[str, Any]] = read(query)
+    result: list[dict[str, Any]] = options.read(query)
     return result
 
 
