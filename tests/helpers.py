@@ -1,8 +1,12 @@
-"""Test helpers: settings that ignore the developer's environment, raw Cypher checks, engine processes."""
+"""Test helpers: settings that ignore the developer's environment, raw Cypher checks, engine processes, the
+Neo4j Cypher lint gate."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -12,10 +16,25 @@ from typing import Any
 
 import neo4j
 import psutil
+import pytest
 import uvicorn
 
 from graphmem.config import Settings
 from graphmem.runtime import Runtime
+
+GATE = Path(__file__).resolve().parents[1] / "tools" / "cypher-gate"
+needs_gate = pytest.mark.skipif(
+    shutil.which("node") is None or not (GATE / "node_modules" / "@neo4j-cypher").is_dir(),
+    reason="needs Node and `npm ci` in tools/cypher-gate (the README's test command does it)")
+
+
+def cypher_gate(statements: list[dict[str, str]], directory: Path) -> subprocess.CompletedProcess[str]:
+    """Neo4j's own parser and semantic analysis over ``statements`` ({name, source, text} each), as
+    ``tools/cypher-gate/lint.mjs`` runs it in CI."""
+    path = directory / "statements.json"
+    path.write_text(json.dumps(statements))
+    return subprocess.run(["node", str(GATE / "lint.mjs"), str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
 
 
 def engine_processes(root: Path) -> list[psutil.Process]:

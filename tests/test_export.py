@@ -8,7 +8,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -41,13 +40,7 @@ from graphmem.records import now_ms
 from graphmem.results import Document, ExportNode, ExportResult, RenderedExport
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
-from helpers import make_settings, query
-
-ROOT = Path(__file__).resolve().parents[1]
-GATE = ROOT / "tools" / "cypher-gate"
-needs_gate = pytest.mark.skipif(
-    shutil.which("node") is None or not (GATE / "node_modules" / "@neo4j-cypher").is_dir(),
-    reason="needs Node and `npm ci` in tools/cypher-gate (done by .ci/run)")
+from helpers import cypher_gate, make_settings, needs_gate, query
 
 NASTY = [
     "", "plain", "it's", 'say "hi"', "back\\slash", "\\'", "\\u0041 is not A", "line\nbreak", "cr\rlf\r\n",
@@ -118,11 +111,8 @@ def entity_id(graph: neo4j.Driver, ns: str, name: str) -> str:
 
 
 def gate(statements: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "statements.json"
-    path.write_text(json.dumps([{"name": f"line {i + 1}", "source": "export", "text": text}
-                                for i, text in enumerate(statements)]))
-    return subprocess.run(["node", str(GATE / "lint.mjs"), str(path)], capture_output=True, text=True,
-                          timeout=120, check=False)
+    return cypher_gate([{"name": f"line {i + 1}", "source": "export", "text": text}
+                        for i, text in enumerate(statements)], tmp_path)
 
 
 def script_statements(script: str) -> list[str]:
