@@ -52,65 +52,75 @@ LIMIT $remaining
 // tested); Neo4j's is its own storage order. The kinds of neighbours come in a fixed order, the bounded ones
 // first: a document's versions (at most two) before its facts, a fact's document before its entities, an
 // entity's facts before the entities it is related to (a triple joins entities its fact mentions, so those
-// are reached through the facts one level later). One more ($fanout + 1) is looked at only to report `cut`
-// (the fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
+// are reached through the facts one level later). Each kind is read on its own, at most $fanout_probe new
+// neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's triples are not
+// read at all once its facts fill the probe (a hub's facts always do, and each triple costs a lookup of its
+// fact). The rows are the same as those of one UNION of the kinds under one LIMIT, per node, which took 43%
+// longer at 100k facts (the levels of 10 exports' pages replayed: 5.6 s against 3.2 s; their counts' levels
+// 1.5 s against 1.3 s). One more ($fanout + 1) is looked at only to report `cut` (the fan-out cap left
+// something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {
   UNWIND $documents AS item
   CALL (item) {
-    CALL (item) {
-      MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace
-        AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
-      RETURN m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
-      UNION
-      MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      RETURN m.id AS id, 'fact' AS kind
-    }
-    WITH id, kind
+    MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace
+      AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
+    WITH m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
     WHERE $visited[id] IS NULL
-    RETURN id, kind
+    RETURN DISTINCT id, kind
+    LIMIT $fanout_probe
+    UNION ALL
+    MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    WITH m.id AS id, 'fact' AS kind
+    WHERE $visited[id] IS NULL
+    RETURN DISTINCT id, kind
     LIMIT $fanout_probe
   }
   RETURN item, id, kind
   UNION ALL
   UNWIND $facts AS item
   CALL (item) {
-    CALL (item) {
-      MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      RETURN m.id AS id, 'document' AS kind
-      UNION
-      MATCH (n:Fact {id: item})-[:MENTIONS]->(m:Entity)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace
-      RETURN m.id AS id, 'entity' AS kind
-    }
-    WITH id, kind
+    MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    WITH m.id AS id, 'document' AS kind
     WHERE $visited[id] IS NULL
-    RETURN id, kind
+    RETURN DISTINCT id, kind
+    LIMIT $fanout_probe
+    UNION ALL
+    MATCH (n:Fact {id: item})-[:MENTIONS]->(m:Entity)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace
+    WITH m.id AS id, 'entity' AS kind
+    WHERE $visited[id] IS NULL
+    RETURN DISTINCT id, kind
     LIMIT $fanout_probe
   }
   RETURN item, id, kind
   UNION ALL
   UNWIND $entities AS item
   CALL (item) {
-    CALL (item) {
-      MATCH (n:Entity {id: item})<-[:MENTIONS]-(m:Fact)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      RETURN m.id AS id, 'fact' AS kind
-      UNION
-      MATCH (n:Entity {id: item})-[r:RELATES]-(m:Entity)
-      WHERE n.namespace = $namespace AND m.namespace = $namespace AND r.namespace = $namespace
-        AND {{ triple_in_view(r) }}
-      RETURN m.id AS id, 'entity' AS kind
-    }
-    WITH id, kind
+    MATCH (n:Entity {id: item})<-[:MENTIONS]-(m:Fact)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    WITH m.id AS id
     WHERE $visited[id] IS NULL
-    RETURN id, kind
+    WITH DISTINCT id
     LIMIT $fanout_probe
+    RETURN collect(id) AS facts
   }
-  RETURN item, id, kind
+  CALL (item, facts) {
+    UNWIND CASE WHEN size(facts) < $fanout_probe THEN [item] ELSE [] END AS wanted
+    MATCH (n:Entity {id: wanted})-[r:RELATES]-(m:Entity)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND r.namespace = $namespace
+      AND {{ triple_in_view(r) }}
+    WITH m.id AS id
+    WHERE $visited[id] IS NULL
+    WITH DISTINCT id
+    LIMIT $fanout_probe
+    RETURN collect(id) AS related
+  }
+  UNWIND [id IN facts | {id: id, kind: 'fact'}] + [id IN related | {id: id, kind: 'entity'}] AS one
+  RETURN item, one.id AS id, one.kind AS kind
 }
 WITH item, collect({id: id, kind: kind}) AS found
 WITH collect(CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END) AS kept,
