@@ -52,13 +52,13 @@ LIMIT $remaining
 // tested); Neo4j's is its own storage order. The kinds of neighbours come in a fixed order, the bounded ones
 // first: a document's versions (at most two) before its facts, a fact's document before its entities, an
 // entity's facts before the entities it is related to (a triple joins entities its fact mentions, so those
-// are reached through the facts one level later). Each kind is read on its own, at most $fanout_probe new
-// neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's triples are not
-// read at all once its facts fill the probe (a hub's facts always do, and each triple costs a lookup of its
-// fact). The rows are the same as those of one UNION of the kinds under one LIMIT, per node, which took 43%
-// longer at 100k facts (the levels of 10 exports' pages replayed: 5.6 s against 3.2 s; their counts' levels
-// 1.5 s against 1.3 s). One more ($fanout + 1) is looked at only to report `cut` (the fan-out cap left
-// something out), and is then dropped. The level itself is still ordered by id.
+// are reached through the facts one level later). Each kind is read on its own, at most $fanout_probe
+// ($fanout + 1) new neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's
+// triples are not read at all once its facts fill the probe (a hub's facts do, and each triple costs a
+// lookup of its fact). The rows are the same as those of one UNION of the kinds under one LIMIT per node,
+// which took 75% longer at 100k facts (the levels of 10 exports' pages replayed: 5.6 s against 3.2 s; their
+// counts' levels 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the
+// fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {
   UNWIND $documents AS item

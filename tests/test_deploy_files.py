@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,6 @@ def test_gate_fails_on_each_known_bad_statement(tmp_path: Path) -> None:
         {"name": f"bad{i}", "source": "test", "text": f"CYPHER 5\n{bad}"})]
     result = cypher_gate(statements, tmp_path)
     assert result.returncode == 1
-    failed = {line.split(": ")[1] for line in result.stderr.splitlines()}
+    failed = set(re.findall(r"^test: (\w+): line \d+: ", result.stderr, re.MULTILINE))
     assert failed == {f"bad{i}" for i in range(len(BAD))}, result.stderr
     assert f"{len(BAD)} failed" in result.stdout

@@ -441,6 +441,21 @@ def test_a_documents_versions_come_before_its_facts_in_the_fanout(
     assert result.truncated  # its two facts were left out
 
 
+def test_an_entity_with_no_fact_left_to_add_still_reaches_its_related_entities(
+        service: MemoryService, ctx: CallerContext, ns: str, graph: neo4j.Driver) -> None:
+    """An entity's triples are read while its facts leave room in its fan-out, also when it has no fact left to
+    add at all: here its one fact is a seed too, and that fact's fan-out of 1 is its document, so the related
+    entity comes only over the triple."""
+    document = add(service, ctx, ns, "Priya Raman leads Project Falcon.")
+    fact = query(graph, "MATCH (:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id", id=document.id)
+    priya, falcon = entity_id(graph, ns, "Priya Raman"), entity_id(graph, ns, "Project Falcon")
+    assert len(fact) == 1 and query(graph, "MATCH (:Entity {id: $a})-[r:RELATES]-(:Entity {id: $b}) "
+                                           "RETURN count(r) AS n", a=priya, b=falcon) == [{"n": 1}]
+    result = export(service, ctx, ns, {"kind": "ids", "ids": [priya, fact[0]["id"]]}, {"depth": 1, "fanout": 1})
+    assert sorted((node.id, node.depth) for node in result.nodes if node.depth == 1) == sorted(
+        [(document.id, 1), (falcon, 1)])
+
+
 # ---- pages ------------------------------------------------------------------------------------------
 
 
