@@ -56,8 +56,8 @@ LIMIT $remaining
 // ($fanout + 1) new neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's
 // triples are not read at all once its facts fill the probe (a hub's facts do, and each triple costs a
 // lookup of its fact). The rows are the same as those of one UNION of the kinds under one LIMIT per node,
-// which took 75% longer at 100k facts (the levels of 10 exports' pages replayed: 5.6 s against 3.2 s; their
-// counts' levels 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the
+// which took 75% longer at 100k facts (the page walks of 20 exports replayed: 5.6 s against 3.2 s; their
+// counts' walks 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the
 // fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {

@@ -1,7 +1,8 @@
 """docker-compose.yml as docker-compose itself parses it, and the Neo4j Cypher lint gate.
 
-Both need tools that .ci/run installs (Debian's docker-compose; npm packages in tools/cypher-gate).
-On a machine without them these tests skip and say which tool is missing.
+Both need tools: Debian's docker-compose (.ci/run installs it) and the npm packages in tools/cypher-gate (the
+README's test command installs them). On a machine without them these tests skip and say which tool is
+missing; .ci/run fails on any skip.
 """
 
 from __future__ import annotations
