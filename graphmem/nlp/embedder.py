@@ -151,7 +151,7 @@ def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
 
-    class Pooled(torch.nn.Module):
+    class Pooled(torch.nn.Module):  # type: ignore[misc]  # torch is not analysed (pyproject.toml)
         def __init__(self) -> None:
             super().__init__()
             self.model = model
@@ -190,7 +190,7 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers_logging.disable_progress_bar()
 
 
 @cache
