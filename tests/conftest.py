@@ -1,4 +1,4 @@
-"""One bundled engine per test run (real ArcadeDB over Bolt), a fresh namespace per test.
+"""One bundled engine per test process (real ArcadeDB over Bolt; the README runs two), a fresh namespace per test.
 
 Graph checks in tests use their own driver and their own Cypher, independent of the code under test.
 """
