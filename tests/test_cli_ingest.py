@@ -18,7 +18,7 @@ from helpers import query
 
 
 def ingest(runtime: Runtime, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the CLI attached to the test run's engine (same data directory, same test embedder)."""
+    """Run the CLI attached to the test process's engine (same data directory, same test embedder)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     environ.update({"GRAPHMEM_EMBEDDER": "hashing", **env})
     return subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", *args, "--no-progress",

@@ -26,7 +26,7 @@ class Ran:
 
 
 def cli(runtime: Runtime, *args: str) -> Ran:
-    """The command run in this process (the imports are paid once), attached to the test run's engine through
+    """The command run in this process (the imports are paid once), attached to the test process's engine through
     its data directory, with the test embedder."""
     env = {k: None for k in os.environ if k.startswith("GRAPHMEM_")}
     result = CliRunner().invoke(app, [*args, "--data-dir", str(runtime.settings.data_dir)],

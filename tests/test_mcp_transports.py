@@ -162,7 +162,7 @@ def test_an_agent_scenario_end_to_end(server: str, runtime: Runtime, ns: str) ->
 
 
 def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
-    """``graphmem mcp`` on the test run's data directory (it attaches to the running engine) as a token's
+    """``graphmem mcp`` on the test process's data directory (it attaches to the running engine) as a token's
     credential, and on a new data directory (it starts its own engine) as the owner it creates; the SDK's stdio
     client drives it."""
     _, token = credential(runtime, [ns])

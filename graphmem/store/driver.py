@@ -91,10 +91,11 @@ class QuietMap(dict[str, Any]):
 
 def quiet(params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with each list and map wrapped so that repr() is short; PackStream sends the same bytes.
-    The driver (neo4j 6.4, ``Bolt5x0.run``) formats a statement's whole parameters with repr() for a debug
-    log line before the logger decides whether to write it, so a write of 750 facts spent 317 ms a statement
-    turning 288,000 embedding floats into text nobody reads. Its debug log (off unless asked for) now shows
-    sizes instead of values, which also keeps memories out of it."""
+    The driver (neo4j 6.4, the ``run`` of every Bolt version) formats a statement's whole parameters with
+    repr() for a debug log line before the logger decides whether to write it, so a write of 750 facts spent
+    317 ms a statement turning 288,000 embedding floats into text nobody reads. Its debug log (off unless asked
+    for) now shows the sizes of lists and maps, which also keeps the memories written and their vectors out of
+    it (single strings, such as a search's query, are still shown)."""
     return {key: QuietList(value) if isinstance(value, list) else QuietMap(value) if isinstance(value, dict)
             else value for key, value in params.items()}
 
