@@ -6,6 +6,7 @@ driver's debug line cost a large write)."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import subprocess
@@ -77,22 +78,14 @@ def test_quiet_parameters_pack_to_the_same_bytes() -> None:
     packed: dict[str, bytes] = {}
     for codec in ("rust", "python"):
         for name, value in (("plain", params), ("quiet", quiet(params))):
-            out = bytearray()
-            packer = Packer(_Sink(out))
+            out = io.BytesIO()
+            packer = Packer(out)
             if codec == "rust":
                 packer.pack(value)
             else:
                 packer._py_pack(value)
-            packed[f"{codec} {name}"] = bytes(out)
+            packed[f"{codec} {name}"] = out.getvalue()
     assert packed["rust plain"] == packed["rust quiet"] == packed["python plain"] == packed["python quiet"]
-
-
-class _Sink:
-    def __init__(self, out: bytearray) -> None:
-        self.out = out
-
-    def write(self, data: bytes) -> None:
-        self.out.extend(data)
 
 
 def test_a_failure_in_a_late_part_leaves_nothing(service: MemoryService, ctx: CallerContext, ns: str,
