@@ -4,7 +4,12 @@
 // engine's adjacency order) and at most $remaining rows per statement (ordered by id), so the driver never
 // receives more than the walk's budget. Every pattern starts at the node already known: the bundled
 // engine's planner starts where a pattern is written, and starting at the other end scanned the whole label
-// (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way).
+// (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way). Statements that return hundreds
+// of rows return them as one row, `collect({...}) AS rows` (``Tx.collected``): the bundled engine sends each
+// record as a message of its own, and an export spent a third of its time receiving them one by one. The
+// ordered and limited rows come from a RETURN inside `CALL () { ... }`: the same ORDER BY ... LIMIT in a
+// WITH made the engine hold the whole unlimited level in its query heap (the count walk's levels at 100k
+// facts were refused, over its 2 GB budget).
 
 // A version that the view does not show because a later version had replaced it by the view's time (it
 // existed then, and is not forgotten unless forgotten memories are asked for). The export names such a
@@ -19,25 +24,28 @@ END
 // The start of the walk: the given ids that are visible in the namespace and view, of the kinds asked
 // for. An entity is visible only while a fact in view mentions it.
 // name: export_seeds
-UNWIND $ids AS seed_id
-CALL (seed_id) {
-  MATCH (n:Document {id: seed_id})
-  WHERE 'document' IN $kinds AND n.namespace = $namespace
-    AND ({{ in_view(n) }} OR {{ export_superseded(n) }})
-  RETURN n.id AS id, CASE WHEN {{ in_view(n) }} THEN 'document' ELSE 'unavailable' END AS kind
-  UNION
-  MATCH (n:Fact {id: seed_id})
-  WHERE 'fact' IN $kinds AND n.namespace = $namespace AND {{ in_view(n) }}
-  RETURN n.id AS id, 'fact' AS kind
-  UNION
-  MATCH (n:Entity {id: seed_id})
-  WHERE 'entity' IN $kinds AND n.namespace = $namespace
-    AND EXISTS { MATCH (n)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
-  RETURN n.id AS id, 'entity' AS kind
+CALL () {
+  UNWIND $ids AS seed_id
+  CALL (seed_id) {
+    MATCH (n:Document {id: seed_id})
+    WHERE 'document' IN $kinds AND n.namespace = $namespace
+      AND ({{ in_view(n) }} OR {{ export_superseded(n) }})
+    RETURN n.id AS id, CASE WHEN {{ in_view(n) }} THEN 'document' ELSE 'unavailable' END AS kind
+    UNION
+    MATCH (n:Fact {id: seed_id})
+    WHERE 'fact' IN $kinds AND n.namespace = $namespace AND {{ in_view(n) }}
+    RETURN n.id AS id, 'fact' AS kind
+    UNION
+    MATCH (n:Entity {id: seed_id})
+    WHERE 'entity' IN $kinds AND n.namespace = $namespace
+      AND EXISTS { MATCH (n)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+    RETURN n.id AS id, 'entity' AS kind
+  }
+  RETURN DISTINCT id, kind
+  ORDER BY id
+  LIMIT $remaining
 }
-RETURN DISTINCT id, kind
-ORDER BY id
-LIMIT $remaining
+RETURN collect({id: id, kind: kind}) AS rows
 
 // One level of the walk. The previous level's nodes come as three lists of ids by kind ($documents,
 // $facts, $entities; unavailable ones are never expanded), so each node is looked up only under its own
@@ -61,76 +69,79 @@ LIMIT $remaining
 // fan-out cap left something out), and is then dropped. The level itself is still ordered by id.
 // name: export_level
 CALL () {
-  UNWIND $documents AS item
-  CALL (item) {
-    MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace
-      AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
-    WITH m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
-    WHERE $visited[id] IS NULL
-    RETURN DISTINCT id, kind
-    LIMIT $fanout_probe
+  CALL () {
+    UNWIND $documents AS item
+    CALL (item) {
+      MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace
+        AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
+      WITH m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
+      WHERE $visited[id] IS NULL
+      RETURN DISTINCT id, kind
+      LIMIT $fanout_probe
+      UNION ALL
+      MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+      WITH m.id AS id, 'fact' AS kind
+      WHERE $visited[id] IS NULL
+      RETURN DISTINCT id, kind
+      LIMIT $fanout_probe
+    }
+    RETURN item, id, kind
     UNION ALL
-    MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    WITH m.id AS id, 'fact' AS kind
-    WHERE $visited[id] IS NULL
-    RETURN DISTINCT id, kind
-    LIMIT $fanout_probe
-  }
-  RETURN item, id, kind
-  UNION ALL
-  UNWIND $facts AS item
-  CALL (item) {
-    MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    WITH m.id AS id, 'document' AS kind
-    WHERE $visited[id] IS NULL
-    RETURN DISTINCT id, kind
-    LIMIT $fanout_probe
+    UNWIND $facts AS item
+    CALL (item) {
+      MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+      WITH m.id AS id, 'document' AS kind
+      WHERE $visited[id] IS NULL
+      RETURN DISTINCT id, kind
+      LIMIT $fanout_probe
+      UNION ALL
+      MATCH (n:Fact {id: item})-[:MENTIONS]->(m:Entity)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace
+      WITH m.id AS id, 'entity' AS kind
+      WHERE $visited[id] IS NULL
+      RETURN DISTINCT id, kind
+      LIMIT $fanout_probe
+    }
+    RETURN item, id, kind
     UNION ALL
-    MATCH (n:Fact {id: item})-[:MENTIONS]->(m:Entity)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace
-    WITH m.id AS id, 'entity' AS kind
-    WHERE $visited[id] IS NULL
-    RETURN DISTINCT id, kind
-    LIMIT $fanout_probe
+    UNWIND $entities AS item
+    CALL (item) {
+      MATCH (n:Entity {id: item})<-[:MENTIONS]-(m:Fact)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+      WITH m.id AS id
+      WHERE $visited[id] IS NULL
+      WITH DISTINCT id
+      LIMIT $fanout_probe
+      RETURN collect(id) AS facts
+    }
+    CALL (item, facts) {
+      UNWIND CASE WHEN size(facts) < $fanout_probe THEN [item] ELSE [] END AS wanted
+      MATCH (n:Entity {id: wanted})-[r:RELATES]-(m:Entity)
+      WHERE n.namespace = $namespace AND m.namespace = $namespace AND r.namespace = $namespace
+        AND {{ triple_in_view(r) }}
+      WITH m.id AS id
+      WHERE $visited[id] IS NULL
+      WITH DISTINCT id
+      LIMIT $fanout_probe
+      RETURN collect(id) AS related
+    }
+    UNWIND [id IN facts | {id: id, kind: 'fact'}] + [id IN related | {id: id, kind: 'entity'}] AS one
+    RETURN item, one.id AS id, one.kind AS kind
   }
-  RETURN item, id, kind
-  UNION ALL
-  UNWIND $entities AS item
-  CALL (item) {
-    MATCH (n:Entity {id: item})<-[:MENTIONS]-(m:Fact)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    WITH m.id AS id
-    WHERE $visited[id] IS NULL
-    WITH DISTINCT id
-    LIMIT $fanout_probe
-    RETURN collect(id) AS facts
-  }
-  CALL (item, facts) {
-    UNWIND CASE WHEN size(facts) < $fanout_probe THEN [item] ELSE [] END AS wanted
-    MATCH (n:Entity {id: wanted})-[r:RELATES]-(m:Entity)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND r.namespace = $namespace
-      AND {{ triple_in_view(r) }}
-    WITH m.id AS id
-    WHERE $visited[id] IS NULL
-    WITH DISTINCT id
-    LIMIT $fanout_probe
-    RETURN collect(id) AS related
-  }
-  UNWIND [id IN facts | {id: id, kind: 'fact'}] + [id IN related | {id: id, kind: 'entity'}] AS one
-  RETURN item, one.id AS id, one.kind AS kind
+  WITH item, collect({id: id, kind: kind}) AS found
+  WITH collect(CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END) AS kept,
+       sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) AS cuts
+  UNWIND kept AS neighbours
+  UNWIND neighbours AS m
+  WITH DISTINCT m.id AS id, m.kind AS kind, cuts > 0 AS cut
+  RETURN id, kind, cut
+  ORDER BY id
+  LIMIT $remaining
 }
-WITH item, collect({id: id, kind: kind}) AS found
-WITH collect(CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END) AS kept,
-     sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) AS cuts
-UNWIND kept AS neighbours
-UNWIND neighbours AS m
-WITH DISTINCT m.id AS id, m.kind AS kind, cuts > 0 AS cut
-RETURN id, kind, cut
-ORDER BY id
-LIMIT $remaining
+RETURN collect({id: id, kind: kind, cut: cut}) AS rows
 
 // The last level of the reachable-document count (walk.py, ``Traversal.reachable_documents``): only the
 // documents one hop from the frontier, a fact's own document and a document's versions in view. The facts
@@ -138,21 +149,24 @@ LIMIT $remaining
 // reads. No fan-out cap: a fact has one document, a document at most two versions next to it.
 // name: export_level_documents
 CALL () {
-  UNWIND $facts AS item
-  MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
-  WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-  RETURN m.id AS id
-  UNION
-  UNWIND $documents AS item
-  MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
-  WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-  RETURN m.id AS id
+  CALL () {
+    UNWIND $facts AS item
+    MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id
+    UNION
+    UNWIND $documents AS item
+    MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
+    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id
+  }
+  WITH id
+  WHERE $visited[id] IS NULL
+  RETURN id, 'document' AS kind, false AS cut
+  ORDER BY id
+  LIMIT $remaining
 }
-WITH id
-WHERE $visited[id] IS NULL
-RETURN id, 'document' AS kind, false AS cut
-ORDER BY id
-LIMIT $remaining
+RETURN collect({id: id, kind: kind, cut: cut}) AS rows
 
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
 // in order, so that a later page goes on from there instead of walking the earlier pages again. A record
@@ -198,24 +212,22 @@ RETURN count(*) AS deleted
 UNWIND $ids AS node_id
 MATCH (d:Document {id: node_id})
 WHERE d.namespace = $namespace AND {{ in_view(d) }}
-RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d.chain_id AS chain_id,
-       d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.recorded_at AS recorded_at,
-       d.superseded_at AS superseded_at
+RETURN collect(d {.id, .title, .source, .version, .chain_id, .is_latest, .is_forgotten, .recorded_at,
+                  .superseded_at}) AS rows
 
 // name: export_facts
 UNWIND $ids AS node_id
 MATCH (f:Fact {id: node_id})
 WHERE f.namespace = $namespace AND {{ in_view(f) }}
-RETURN f.id AS id, f.text AS text, f.document_id AS document_id, f.position AS position, f.start AS start,
-       f.end AS end, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.recorded_at AS recorded_at,
-       f.superseded_at AS superseded_at
+RETURN collect(f {.id, .text, .document_id, .position, .start, .end, .is_latest, .is_forgotten, .recorded_at,
+                  .superseded_at}) AS rows
 
 // name: export_entities
 UNWIND $ids AS node_id
 MATCH (e:Entity {id: node_id})
 WHERE e.namespace = $namespace
   AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN collect(e {.id, .name, .type}) AS rows
 
 // The edges a page owns: those whose last node (for a triple: subject, object or supporting fact) is on
 // this page (the lists $documents, $unavailable, $facts, $entities; $page maps the ids of all but the
@@ -232,69 +244,73 @@ RETURN e.id AS id, e.name AS name, e.type AS type
 // A PREVIOUS_VERSION edge needs one end in view (two unavailable references are not linked). Edges that
 // start at a fact need it still in view (a later page's earlier facts come from the kept walk).
 // name: export_edges
-UNWIND $facts AS node_id
-MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-  AND {{ in_view(n) }}
-RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
-UNION
-UNWIND $earlier_facts AS node_id
-MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
-  AND {{ in_view(n) }}
-RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
-UNION
-UNWIND $documents + $unavailable AS node_id
-MATCH (n:Document {id: node_id})-[:PREVIOUS_VERSION]->(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-  AND ({{ in_view(n) }} OR {{ in_view(m) }})
-RETURN n.id AS source, m.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
-       null AS fact_id
-UNION
-UNWIND $documents + $unavailable AS node_id
-MATCH (n:Document {id: node_id})<-[:PREVIOUS_VERSION]-(m:Document)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-  AND ({{ in_view(n) }} OR {{ in_view(m) }})
-RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
-       null AS fact_id
-UNION
-UNWIND $facts AS node_id
-MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-  AND {{ in_view(n) }}
-RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
-UNION
-UNWIND $earlier_facts AS node_id
-MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
-  AND {{ in_view(n) }}
-RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
-UNION
-UNWIND $facts AS node_id
-MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)
-WHERE n.namespace = $namespace AND s.namespace = $namespace AND $emitted[s.id] IS NOT NULL
-WITH DISTINCT s
-MATCH (s)-[r:RELATES]->(o:Entity)
-WHERE r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL AND $emitted[o.id] IS NOT NULL
-MATCH (n:Fact {id: r.fact_id})
-WHERE n.namespace = $namespace AND {{ in_view(n) }}
-RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-       r.fact_id AS fact_id
-UNION
-UNWIND $entities AS node_id
-MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
-WHERE s.namespace = $namespace AND r.namespace = $namespace AND $emitted[o.id] IS NOT NULL
-  AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
-MATCH (n:Fact {id: r.fact_id})
-WHERE n.namespace = $namespace AND {{ in_view(n) }}
-RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-       r.fact_id AS fact_id
-UNION
-UNWIND $entities AS node_id
-MATCH (o:Entity {id: node_id})<-[r:RELATES]-(s:Entity)
-WHERE o.namespace = $namespace AND r.namespace = $namespace AND $emitted[s.id] IS NOT NULL
-  AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
-MATCH (n:Fact {id: r.fact_id})
-WHERE n.namespace = $namespace AND {{ in_view(n) }}
-RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-       r.fact_id AS fact_id
+CALL () {
+  UNWIND $facts AS node_id
+  MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+    AND {{ in_view(n) }}
+  RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+  UNION
+  UNWIND $earlier_facts AS node_id
+  MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
+    AND {{ in_view(n) }}
+  RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+  UNION
+  UNWIND $documents + $unavailable AS node_id
+  MATCH (n:Document {id: node_id})-[:PREVIOUS_VERSION]->(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+    AND ({{ in_view(n) }} OR {{ in_view(m) }})
+  RETURN n.id AS source, m.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
+         null AS fact_id
+  UNION
+  UNWIND $documents + $unavailable AS node_id
+  MATCH (n:Document {id: node_id})<-[:PREVIOUS_VERSION]-(m:Document)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+    AND ({{ in_view(n) }} OR {{ in_view(m) }})
+  RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
+         null AS fact_id
+  UNION
+  UNWIND $facts AS node_id
+  MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
+    AND {{ in_view(n) }}
+  RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+  UNION
+  UNWIND $earlier_facts AS node_id
+  MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
+  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
+    AND {{ in_view(n) }}
+  RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+  UNION
+  UNWIND $facts AS node_id
+  MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)
+  WHERE n.namespace = $namespace AND s.namespace = $namespace AND $emitted[s.id] IS NOT NULL
+  WITH DISTINCT s
+  MATCH (s)-[r:RELATES]->(o:Entity)
+  WHERE r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL AND $emitted[o.id] IS NOT NULL
+  MATCH (n:Fact {id: r.fact_id})
+  WHERE n.namespace = $namespace AND {{ in_view(n) }}
+  RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+         r.fact_id AS fact_id
+  UNION
+  UNWIND $entities AS node_id
+  MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
+  WHERE s.namespace = $namespace AND r.namespace = $namespace AND $emitted[o.id] IS NOT NULL
+    AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
+  MATCH (n:Fact {id: r.fact_id})
+  WHERE n.namespace = $namespace AND {{ in_view(n) }}
+  RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+         r.fact_id AS fact_id
+  UNION
+  UNWIND $entities AS node_id
+  MATCH (o:Entity {id: node_id})<-[r:RELATES]-(s:Entity)
+  WHERE o.namespace = $namespace AND r.namespace = $namespace AND $emitted[s.id] IS NOT NULL
+    AND $emitted[r.fact_id] IS NOT NULL AND $page[r.fact_id] IS NULL
+  MATCH (n:Fact {id: r.fact_id})
+  WHERE n.namespace = $namespace AND {{ in_view(n) }}
+  RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
+         r.fact_id AS fact_id
+}
+RETURN collect({source: source, target: target, kind: kind, predicate: predicate, negated: negated,
+                fact_id: fact_id}) AS rows

@@ -124,13 +124,15 @@ def script_statements(script: str) -> list[str]:
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any], int]]:
-    """Every named statement run, with its parameters and the number of records the driver received."""
+    """Every named statement run, with its parameters and the number of rows the driver received (those of
+    a statement that returns its rows collected in one, ``Tx.collected``, are counted one by one)."""
     calls: list[tuple[str, dict[str, Any], int]] = []
     original = Tx.run
 
     def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
         rows = original(self, name, **params)
-        calls.append((name, params, len(rows)))
+        collected = len(rows) == 1 and set(rows[0]) == {"rows"}
+        calls.append((name, params, len(rows[0]["rows"]) if collected else len(rows)))
         return rows
 
     monkeypatch.setattr(Tx, "run", run)

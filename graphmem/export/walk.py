@@ -61,7 +61,8 @@ class Traversal:
             nodes = [node for node in start.nodes if node.depth < first]
             level, partial, cut = [node for node in nodes if node.depth == first - 1], False, start.cut
         else:
-            rows = self.tx.run("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget, **self.scope)
+            rows = self.tx.collected("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget,
+                                     **self.scope)
             nodes = [Reached(row["id"], row["kind"], 0) for row in rows]
             first, level, partial, cut = 1, nodes, len(rows) == budget, False
         stopped = False
@@ -79,12 +80,12 @@ class Traversal:
             # (at 100k facts a count walk's level took half its time in `NOT id IN $visited`)
             visited = dict.fromkeys((node.id for node in nodes), True)
             if documents_last and depth == self.depth:
-                rows = self.tx.run("export_level_documents", documents=frontier["document"], facts=frontier["fact"],
-                                   visited=visited, remaining=remaining, **self.scope)
+                rows = self.tx.collected("export_level_documents", documents=frontier["document"],
+                                         facts=frontier["fact"], visited=visited, remaining=remaining, **self.scope)
             else:
-                rows = self.tx.run("export_level", documents=frontier["document"], facts=frontier["fact"],
-                                   entities=frontier["entity"], visited=visited, fanout=fanout,
-                                   fanout_probe=fanout + 1, remaining=remaining, **self.scope)
+                rows = self.tx.collected("export_level", documents=frontier["document"], facts=frontier["fact"],
+                                         entities=frontier["entity"], visited=visited, fanout=fanout,
+                                         fanout_probe=fanout + 1, remaining=remaining, **self.scope)
             level = [Reached(row["id"], row["kind"], depth) for row in rows]
             nodes.extend(level)
             partial = len(rows) == remaining
@@ -131,7 +132,7 @@ def page_properties(tx: Tx, scope: dict[str, Any], page: list[Reached]) -> dict[
     for kind, statement in _PROPERTY_STATEMENTS.items():
         ids = [node.id for node in page if node.kind == kind]
         if ids:
-            properties.update((row["id"], row) for row in tx.run(statement, ids=ids, **scope))
+            properties.update((row["id"], row) for row in tx.collected(statement, ids=ids, **scope))
     return properties
 
 
@@ -148,10 +149,10 @@ def page_edges(tx: Tx, scope: dict[str, Any], page: list[Reached], emitted: list
                for kind in ("document", "unavailable", "fact", "entity")}
     on_page = {node.id for node in page}
     earlier_facts = [node.id for node in emitted if node.kind == "fact" and node.id not in on_page]
-    rows = tx.run("export_edges", documents=by_kind["document"], unavailable=by_kind["unavailable"],
-                  facts=by_kind["fact"], entities=by_kind["entity"],
-                  page={node.id: True for node in page if node.kind != "unavailable"},
-                  emitted={node.id: True for node in emitted}, earlier_facts=earlier_facts, **scope)
+    rows = tx.collected("export_edges", documents=by_kind["document"], unavailable=by_kind["unavailable"],
+                        facts=by_kind["fact"], entities=by_kind["entity"],
+                        page={node.id: True for node in page if node.kind != "unavailable"},
+                        emitted={node.id: True for node in emitted}, earlier_facts=earlier_facts, **scope)
     edges = [ExportEdge.model_validate(row) for row in rows]
     return sorted(edges, key=lambda e: (e.kind, e.source, e.target, e.predicate or "", bool(e.negated),
                                         e.fact_id or ""))

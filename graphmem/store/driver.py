@@ -58,11 +58,19 @@ class Tx:
 
     def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
-        return rows(self._tx.run(self._dialect.prepare(statement.text), quiet(params)))
+        return record_dicts(self._tx.run(self._dialect.prepare(statement.text), quiet(params)))
 
     def single(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
         return rows[0] if rows else None
+
+    def collected(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        """The rows of a statement that returns them as one row, ``RETURN collect({...}) AS rows``. The
+        bundled engine sends each record as a Bolt message of its own, which the driver reads with two socket
+        reads: about 30 µs a record, half of an export level's time for its 600 rows (37 → 24 ms, the same
+        rows in the same order). Statements that return hundreds of rows are written this way."""
+        row = self.single(name, **params)
+        return row["rows"] if row is not None else []
 
     def run_chunked(self, name: str, /, key: str, rows: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
         """Run an UNWIND statement over ``rows`` (the parameter ``key``) in parts whose encoded size stays
@@ -77,7 +85,7 @@ class Tx:
 _PLAIN = frozenset({str, int, float, bool, type(None), list, dict})
 
 
-def rows(result: neo4j.Result) -> list[dict[str, Any]]:
+def record_dicts(result: neo4j.Result) -> list[dict[str, Any]]:
     """A result's records as dicts. ``Record.data()`` runs every value through the driver's exporter, which
     turns graph elements into plain values and recurses into every list and map to look for them: 2.4 µs a
     value, 18 ms for the properties of one 770-fact export page, six times this. Graph elements come only at
@@ -296,7 +304,7 @@ class GraphStore:
         statement = self._named[name]
         try:
             with self._driver.session(database=self.database) as session:
-                return rows(session.run(self.dialect.prepare(statement.text), params))
+                return record_dicts(session.run(self.dialect.prepare(statement.text), params))
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
 
