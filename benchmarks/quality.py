@@ -66,7 +66,7 @@ def main() -> None:
                 out = []
                 for q, v in zip(answerable, vectors, strict=True):
                     fact_ids = [c.id for c in store.read(lambda tx, q=q, v=v: fn(tx, q["question"], v))]
-                    rows = store.read(lambda tx, ids=fact_ids, v=v: tx.run(
+                    rows = store.read(lambda tx, ids=fact_ids, v=v: tx.collected(
                         "facts_hydrate", fact_ids=ids, namespaces=[NAMESPACE], vector=v, with_embedding=False))
                     doc_of = {r["id"]: r["document_id"] for r in rows}
                     out.append((document_ranking([doc_of[f] for f in fact_ids], gold_of_doc), set(q["answers"])))

@@ -379,6 +379,10 @@ def run(name: str, tx: Tx, **params: Any) -> list[dict[str, Any]]:
     return tx.run(name, **params)
 
 
+def collected(name: str, tx: Tx, **params: Any) -> list[dict[str, Any]]:
+    return tx.collected(name, **params)
+
+
 SMALL_DOCUMENTS = [
     "Alice Johnson moved to Lisbon in March to lead the payments team. She prefers PostgreSQL for ledgers. "
     "The Lisbon office opens at eight.",
@@ -519,8 +523,8 @@ class Bench:
         recalls, index_s, exact_s, short = [], [], [], 0
         for vector in vectors:
             params = {"namespaces": [BIG], "vector": vector, "limit": ANN_TOP, **view_params()}
-            seconds, approx = timed(self.store.read, partial(run, "facts_vector_search", index=index, k=ANN_K,
-                                                             **params))
+            seconds, approx = timed(self.store.read, partial(collected, "facts_vector_search", index=index,
+                                                             k=ANN_K, **params))
             index_s.append(seconds)
             seconds, exact = timed(self.store.read, partial(run, "facts_vector_scan", **params))
             exact_s.append(seconds)

@@ -75,7 +75,7 @@ def _evidence(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[floa
         return evidence
     ids = [row["id"] for row in tx.run("facts_best_of_documents", **{**params, "document_ids": missing,
                                                                       "per_document": FACTS_PER_DOCUMENT})]
-    rows = tx.run("facts_hydrate", fact_ids=ids, namespaces=namespaces, vector=vector, with_embedding=False)
+    rows = tx.collected("facts_hydrate", fact_ids=ids, namespaces=namespaces, vector=vector, with_embedding=False)
     for row in rows:
         hit = fact_hit(row, Fused(row["id"], 0.0), dialect.cosine_score(row["raw"]), explain=False)
         evidence.setdefault(hit.citation.document_id, []).append(hit)

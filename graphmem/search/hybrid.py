@@ -77,8 +77,9 @@ def search_facts(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[f
     seeds = [f.id for f in rrf(lists, weights, options.rrf_k)[:SEEDS]]
     lists[Signal.graph] = _graph_candidates(tx, dialect, scope, text, vector, seeds, SECONDARY_DEPTH)
     fused = rrf(lists, weights, options.rrf_k)[:pool]
-    rows = {row["id"]: row for row in tx.run("facts_hydrate", fact_ids=[f.id for f in fused], namespaces=namespaces,
-                                             vector=vector, with_embedding=options.diversity > 0)}
+    rows = {row["id"]: row for row in tx.collected("facts_hydrate", fact_ids=[f.id for f in fused],
+                                                   namespaces=namespaces, vector=vector,
+                                                   with_embedding=options.diversity > 0)}
     fused = [f for f in fused if f.id in rows]
     similarity = {fid: dialect.cosine_score(row["raw"]) for fid, row in rows.items()}
     if options.min_score is not None:
@@ -114,13 +115,13 @@ def _graph_candidates(tx: Tx, dialect: Dialect, scope: dict[str, Any], text: str
     params = {**scope, "vector": vector, "limit": limit}
     rows: list[dict[str, Any]] = []
     if seeds:
-        rows += tx.run("facts_sharing_entities", fact_ids=seeds, fanout=ENTITY_FANOUT, **params)
-        rows += tx.run("facts_neighbouring", fact_ids=seeds, **params)
+        rows += tx.collected("facts_sharing_entities", fact_ids=seeds, fanout=ENTITY_FANOUT, **params)
+        rows += tx.collected("facts_neighbouring", fact_ids=seeds, **params)
     query = escape_lucene(text)
     if query is not None:
-        named = tx.run("entities_by_name", index=dialect.index_name(SearchIndex.entity_name),
-                       **{**params, "query": query, "k": NAMED_ENTITIES * 20, "limit": NAMED_ENTITIES})
-        rows += tx.run("facts_mentioning", entity_ids=[e["id"] for e in named], fanout=ENTITY_FANOUT, **params)
+        named = tx.collected("entities_by_name", index=dialect.index_name(SearchIndex.entity_name),
+                             **{**params, "query": query, "k": NAMED_ENTITIES * 20, "limit": NAMED_ENTITIES})
+        rows += tx.collected("facts_mentioning", entity_ids=[e["id"] for e in named], fanout=ENTITY_FANOUT, **params)
     best = {row["id"]: dialect.cosine_score(row["raw"]) for row in rows if row["id"] not in seeds}
     ordered = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return [Candidate(fid, score, rank) for rank, (fid, score) in enumerate(ordered, start=1)]

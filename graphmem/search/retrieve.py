@@ -89,7 +89,7 @@ def widening(tx: Tx, statement: str, index: str, params: dict[str, Any], limit: 
     namespaces is exactly the case that needs it."""
     k = max(limit * OVERFETCH, 50)
     while True:
-        rows = tx.run(statement, index=index, k=k, **{**params, "limit": limit})
+        rows = tx.collected(statement, index=index, k=k, **{**params, "limit": limit})
         if len(rows) >= limit or k >= MAX_INDEX_K:
             return rows
         k = min(k * 4, MAX_INDEX_K)
