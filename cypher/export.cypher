@@ -205,9 +205,10 @@ DELETE w
 RETURN count(*) AS deleted
 
 // The properties of one page's nodes (never embeddings, never a document's content: its facts are its
-// text), for those still in the namespace and the view: a later page's nodes come from the walk kept since
-// the first page, and a memory forgotten meanwhile is not shown (forgetting is not pinned: forgotten is
-// forgotten). A node that comes back without a row is left off its page.
+// text; a fact's also the ids of the entities it mentions, for its edges), for those still in the namespace
+// and the view: a later page's nodes come from the walk kept since the first page, and a memory forgotten
+// meanwhile is not shown (forgetting is not pinned: forgotten is forgotten). A node that comes back without
+// a row is left off its page.
 // name: export_documents
 UNWIND $ids AS node_id
 MATCH (d:Document {id: node_id})
@@ -220,7 +221,8 @@ UNWIND $ids AS node_id
 MATCH (f:Fact {id: node_id})
 WHERE f.namespace = $namespace AND {{ in_view(f) }}
 RETURN collect(f {.id, .text, .document_id, .position, .start, .end, .is_latest, .is_forgotten, .recorded_at,
-                  .superseded_at}) AS rows
+                  .superseded_at, entities: [(f)-[:MENTIONS]->(e:Entity) WHERE e.namespace = $namespace | e.id]})
+       AS rows
 
 // name: export_entities
 UNWIND $ids AS node_id
@@ -229,28 +231,24 @@ WHERE e.namespace = $namespace
   AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
 RETURN collect(e {.id, .name, .type}) AS rows
 
-// The edges a page owns: those whose last node (for a triple: subject, object or supporting fact) is on
-// this page (the lists $documents, $unavailable, $facts, $entities; $page maps the ids of all but the
-// unavailable ones to true), the other end among the nodes emitted up to the end of this page ($emitted, a
-// map id -> true: a lookup, where a list was scanned for every candidate, 22% of the statement at 100k
-// facts). Edges are read from the low-degree end: a fact has one document and a few entities, while an
-// entity may be a hub with thousands of facts. So edges from a fact of this page are read from it; edges to
-// a document or entity of this page from a fact of an earlier page are read from those earlier facts
-// ($earlier_facts, empty on the first page). A triple also needs its supporting fact among the emitted
-// nodes: every triple in an export cites a fact of the export. Triples are read from their subjects, each
-// subject once: those mentioned by this page's facts (a triple joins entities its fact mentions) for the
-// triples of this page's facts, and this page's entities, both ways, for triples of earlier facts (read from
-// each fact, a hub's triples were read once for every fact that mentions it: 60% of the statement at 100k).
-// A PREVIOUS_VERSION edge needs one end in view (two unavailable references are not linked). Edges that
-// start at a fact need it still in view (a later page's earlier facts come from the kept walk).
+// The edges a page owns that its facts' properties do not give (walk.py ``page_edges``: a page fact's
+// CONTAINS and MENTIONS edges come from `export_facts`, read in this transaction). An edge belongs to the
+// page where the last of its nodes (for a triple: subject, object or supporting fact) appears: here, edges
+// whose last node is on this page ($documents, $unavailable, $entities; $page maps the ids of all but the
+// unavailable ones to true) and whose other end is among the nodes emitted up to the end of this page
+// ($emitted, a map id -> true: a lookup, where a list was scanned for every candidate). Edges are read from
+// the low-degree end: a fact has one document and a few entities, while an entity may be a hub with
+// thousands of facts. So edges to a document or entity of this page from a fact of an earlier page are read
+// from those earlier facts ($earlier_facts, empty on the first page). A triple also needs its supporting fact
+// among the emitted nodes: every triple in an export cites a fact of the export. Triples are read from their
+// subjects, each subject once: for the triples of this page's facts, the emitted entities those facts
+// mention ($subjects: a triple joins entities its fact mentions; the facts are this page's, already read in
+// view); for triples of earlier facts, this page's entities both ways ($entities, empty when there is no
+// earlier page: no fact can be emitted and not on the page). A PREVIOUS_VERSION edge needs one end in view
+// (two unavailable references are not linked). Edges that start at an earlier fact need it still in view (a
+// later page's earlier facts come from the kept walk).
 // name: export_edges
 CALL () {
-  UNWIND $facts AS node_id
-  MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
-  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-    AND {{ in_view(n) }}
-  RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
-  UNION
   UNWIND $earlier_facts AS node_id
   MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
@@ -271,26 +269,16 @@ CALL () {
   RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
          null AS fact_id
   UNION
-  UNWIND $facts AS node_id
-  MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
-  WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
-    AND {{ in_view(n) }}
-  RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
-  UNION
   UNWIND $earlier_facts AS node_id
   MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
     AND {{ in_view(n) }}
   RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
   UNION
-  UNWIND $facts AS node_id
-  MATCH (n:Fact {id: node_id})-[:MENTIONS]->(s:Entity)
-  WHERE n.namespace = $namespace AND s.namespace = $namespace AND $emitted[s.id] IS NOT NULL
-  WITH DISTINCT s
-  MATCH (s)-[r:RELATES]->(o:Entity)
-  WHERE r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL AND $emitted[o.id] IS NOT NULL
-  MATCH (n:Fact {id: r.fact_id})
-  WHERE n.namespace = $namespace AND {{ in_view(n) }}
+  UNWIND $subjects AS node_id
+  MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
+  WHERE s.namespace = $namespace AND r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL
+    AND $emitted[o.id] IS NOT NULL
   RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
          r.fact_id AS fact_id
   UNION

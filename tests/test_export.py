@@ -485,10 +485,11 @@ def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContex
     assert all(not p.coverage_is_upper_bound and p.reachable_documents == whole.total_documents for p in pages)
 
 
-def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str], depth: int) -> dict[str, str]:
-    """Every node within ``depth`` hops of the seeds in the current view, with the kind it is shown as:
-    the README's rules, applied in Python to the whole namespace read back from the engine (no statement
-    of the export is used)."""
+def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str],
+                     depth: int) -> tuple[dict[str, str], set[tuple[Any, ...]]]:
+    """Every node within ``depth`` hops of the seeds in the current view, with the kind it is shown as, and
+    every edge among them that an export shows (as ``edge_keys``): the README's rules, applied in Python to
+    the whole namespace read back from the engine (no statement of the export is used)."""
     def visible(row: dict[str, Any]) -> bool:
         return bool(row["latest"]) and not row["forgotten"]
 
@@ -497,28 +498,34 @@ def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str], depth: i
     facts = {r["id"]: r for r in query(graph, f"MATCH (n:Fact) WHERE n.namespace = $ns RETURN {fields}", ns=ns)}
     entities = {r["id"] for r in query(graph, "MATCH (n:Entity) WHERE n.namespace = $ns RETURN n.id AS id", ns=ns)}
     neighbours: dict[str, list[tuple[str, str]]] = {}
+    stored: list[tuple[Any, ...]] = []  # (source, target, kind, predicate, negated, fact_id)
 
     def link(a: str, b: str, kind: str) -> None:
         neighbours.setdefault(a, []).append((b, kind))
 
     for r in query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.namespace = $ns "
                           "RETURN d.id AS d, f.id AS f", ns=ns):
+        stored.append((r["d"], r["f"], "contains", None, None, None))
         if visible(facts[r["f"]]):
             link(r["d"], r["f"], "fact")
         if visible(documents[r["d"]]):
             link(r["f"], r["d"], "document")
     for r in query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity) WHERE f.namespace = $ns "
                           "RETURN f.id AS f, e.id AS e", ns=ns):
+        stored.append((r["f"], r["e"], "mentions", None, None, None))
         link(r["f"], r["e"], "entity")
         if visible(facts[r["f"]]):
             link(r["e"], r["f"], "fact")
     for r in query(graph, "MATCH (s:Entity)-[r:RELATES]->(o:Entity) WHERE r.namespace = $ns "
-                          "RETURN s.id AS s, o.id AS o, r.fact_id AS fact", ns=ns):
+                          "RETURN s.id AS s, o.id AS o, r.fact_id AS fact, r.predicate AS predicate, "
+                          "r.negated AS negated", ns=ns):
+        stored.append((r["s"], r["o"], "triple", r["predicate"], r["negated"], r["fact"]))
         if visible(facts[r["fact"]]):
             link(r["s"], r["o"], "entity")
             link(r["o"], r["s"], "entity")
     for r in query(graph, "MATCH (a:Document)-[:PREVIOUS_VERSION]->(b:Document) WHERE a.namespace = $ns "
                           "RETURN a.id AS a, b.id AS b", ns=ns):
+        stored.append((r["a"], r["b"], "previous_version", None, None, None))
         for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
             if visible(documents[y]):
                 link(x, y, "document")
@@ -539,7 +546,12 @@ def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str], depth: i
                     reached[neighbour] = kind
                     following.append(neighbour)
         level = following
-    return reached
+    # an edge is shown between shown nodes; a triple also needs its fact shown; two unavailable references
+    # are not linked
+    edges = {edge for edge in stored if edge[0] in reached and edge[1] in reached
+             and (edge[2] != "triple" or reached.get(edge[5]) == "fact")
+             and (edge[2] != "previous_version" or "document" in (reached[edge[0]], reached[edge[1]]))}
+    return reached, edges
 
 
 def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: CallerContext, ns: str,
@@ -549,11 +561,13 @@ def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: Ca
     exact = 0
     for seed_ids, depth in (([hub[0].id], 2), ([hub[0].id], 3), ([chain[1].id, hub[3].id], 4),
                             ([chain[0].id], 1)):
-        truth = brute_force_walk(graph, ns, seed_ids, depth)
+        truth, truth_edges = brute_force_walk(graph, ns, seed_ids, depth)
         reachable = sum(1 for kind in truth.values() if kind == "document")
         pages = all_pages(service, ctx, ns, {"kind": "ids", "ids": seed_ids},
                           {"depth": depth, "max_nodes": 6, "max_documents": 2, "fanout": 100})
         assert {n.id: n.kind for p in pages for n in p.nodes} == truth  # every page together: the whole walk
+        edges = [key for p in pages for key in edge_keys(p)]
+        assert len(edges) == len(set(edges)) and set(edges) == truth_edges  # each edge once, all of them
         assert sum(p.total_documents for p in pages) == reachable
         assert sum(p.unavailable_documents for p in pages) == list(truth.values()).count("unavailable")
         first = pages[0]

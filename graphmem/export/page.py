@@ -167,7 +167,8 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
             coverage=coverage, coverage_is_upper_bound=upper_bound,
             next_cursor=next_cursor, nodes=page_nodes(page, properties),
-            edges=page_edges(tx, scope, page, [node for node in walk.nodes[:end] if node.id not in hidden]))
+            edges=page_edges(tx, scope, page, [node for node in walk.nodes[:end] if node.id not in hidden],
+                             properties))
 
     result = store.read(read)
     if walked:
