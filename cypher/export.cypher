@@ -224,11 +224,13 @@ RETURN collect(f {.id, .text, .document_id, .position, .start, .end, .is_latest,
                   .superseded_at, entities: [(f)-[:MENTIONS]->(e:Entity) WHERE e.namespace = $namespace | e.id]})
        AS rows
 
+// An entity walked in this transaction was reached from a fact in view, or over a triple whose fact is in
+// view and mentions it ($walked_here: a first page); one from a kept walk is checked again.
 // name: export_entities
 UNWIND $ids AS node_id
 MATCH (e:Entity {id: node_id})
 WHERE e.namespace = $namespace
-  AND EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+  AND ($walked_here OR EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} })
 RETURN collect(e {.id, .name, .type}) AS rows
 
 // The edges a page owns that its facts' properties do not give (walk.py ``page_edges``: a page fact's

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from graphmem.cursors import Cursors, cursor_key
 from graphmem.errors import ConfigurationError, InvalidInput, NotFound
 from graphmem.export import cypher_literal, render_graphml
+from graphmem.export.page import EXPIRY_SWEEP_MS
 from graphmem.export.render import GRAPHML_NS
 from graphmem.model import (
     CURRENT,
@@ -380,7 +381,7 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     properties = [(name, rows) for name, _, rows in spy
                   if name in ("export_documents", "export_facts", "export_entities")]
     assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
-    assert names[-2:] == ["export_walks_expire", "export_walk_save"]  # kept for the next page, after the read
+    assert names[-1] == "export_walk_save"  # kept for the next page, after the read
     saved = spy[-1][1]
     assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= 5 * 7 + 1
     check_edges_between_nodes(result)
@@ -618,6 +619,24 @@ def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerCon
     kept = query(graph, "MATCH (w:SystemRecord) WHERE w.kind = 'export_walk' "
                         "RETURN w.namespace AS namespace, w.owner AS owner, w.expires_at AS expires_at")
     assert kept and all(w["namespace"] == "_system" and w["expires_at"] > now_ms() + ttl_ms for w in kept)
+
+
+def test_expired_walks_are_swept_once_a_minute(service: MemoryService, ctx: CallerContext, ns: str,
+                                               hub: list[Document], graph: neo4j.Driver,
+                                               spy: list[tuple[str, dict[str, Any], int]]) -> None:
+    """The first page that keeps a walk in a minute of the clock sweeps the expired ones; the other first
+    pages of that minute do not (the sweep is a write transaction of its own)."""
+    seed, caps = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}, {"depth": 2, "max_nodes": 5}
+    minute = (now_ms() // EXPIRY_SWEEP_MS + 10) * EXPIRY_SWEEP_MS  # a minute no other test's clock is in
+    times = iter([minute + 1_000, minute + 50_000, minute + EXPIRY_SWEEP_MS + 1_000])
+    ticking = MemoryService(service.core.store, service.core.settings, service.pipeline, service.core.cursors,
+                            clock=lambda: next(times))
+    sweeps = []
+    for _ in range(3):
+        spy.clear()
+        assert export(ticking, ctx, ns, seed, caps).next_cursor is not None
+        sweeps.append([name for name, _, _ in spy].count("export_walks_expire"))
+    assert sweeps == [1, 0, 1]
 
 
 def test_what_is_forgotten_between_pages_is_left_off_later_pages(service: MemoryService, ctx: CallerContext,

@@ -125,14 +125,17 @@ _PROPERTY_STATEMENTS: dict[NodeKind, str] = {
     "document": "export_documents", "fact": "export_facts", "entity": "export_entities"}
 
 
-def page_properties(tx: Tx, scope: dict[str, Any], page: list[Reached]) -> dict[str, dict[str, Any]]:
+def page_properties(tx: Tx, scope: dict[str, Any], page: list[Reached], walked_here: bool) -> dict[str, dict[str, Any]]:
     """The properties of the page's nodes that are still in the namespace and view, by id (an unavailable
-    reference has none: it is shown by id)."""
+    reference has none: it is shown by id). ``walked_here``: the page's nodes were walked in this
+    transaction, so its entities are known to be in view (checking each again took 14-40 ms of a 1,000-node
+    first page at 100k facts)."""
     properties: dict[str, dict[str, Any]] = {}
     for kind, statement in _PROPERTY_STATEMENTS.items():
         ids = [node.id for node in page if node.kind == kind]
         if ids:
-            properties.update((row["id"], row) for row in tx.collected(statement, ids=ids, **scope))
+            extra = {"walked_here": walked_here} if kind == "entity" else {}
+            properties.update((row["id"], row) for row in tx.collected(statement, ids=ids, **extra, **scope))
     return properties
 
 
