@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -123,17 +124,36 @@ def script_statements(script: str) -> list[str]:
     return [line.removesuffix(";") for line in lines]
 
 
+class Calls(list[tuple[str, dict[str, Any], int]]):
+    """Statements run: (name, parameters, rows the driver received); ``counting`` says which ran in the
+    reachable-document count's own read transaction (its thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counting: list[bool] = []
+
+    def of(self, counting: bool) -> list[tuple[str, dict[str, Any], int]]:
+        return [call for call, count in zip(self, self.counting, strict=True) if count == counting]
+
+    def clear(self) -> None:
+        super().clear()
+        self.counting.clear()
+
+
 @pytest.fixture
-def spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any], int]]:
+def spy(monkeypatch: pytest.MonkeyPatch) -> Calls:
     """Every named statement run, with its parameters and the number of rows the driver received (those of
     a statement that returns its rows collected in one, ``Tx.collected``, are counted one by one)."""
-    calls: list[tuple[str, dict[str, Any], int]] = []
+    calls = Calls()
     original = Tx.run
+    lock = threading.Lock()
 
     def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
         rows = original(self, name, **params)
         collected = len(rows) == 1 and set(rows[0]) == {"rows"}
-        calls.append((name, params, len(rows[0]["rows"]) if collected else len(rows)))
+        with lock:
+            calls.append((name, params, len(rows[0]["rows"]) if collected else len(rows)))
+            calls.counting.append(threading.current_thread().name.startswith("graphmem-export-count"))
         return rows
 
     monkeypatch.setattr(Tx, "run", run)
@@ -358,7 +378,7 @@ def test_namespaces_are_never_crossed(service: MemoryService, ns: str, graph: ne
 
 
 def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
-                                 spy: list[tuple[str, dict[str, Any], int]]) -> None:
+                                 spy: Calls) -> None:
     caps = {"depth": 3, "max_nodes": 7, "max_documents": 3, "fanout": 4}
     seed = {"kind": "ids", "ids": [hub[0].id, hub[1].id]}
     spy.clear()
@@ -367,12 +387,12 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     assert result.truncated and result.next_cursor is not None
 
     names = [name for name, _, _ in spy]
-    starts = [i for i, name in enumerate(names) if name == "export_seeds"]
-    assert len(starts) == 2  # the page's walk, then the count of reachable documents (truncated)
     walking = ("export_seeds", "export_level", "export_level_documents")
-    page_end = next(i for i in range(starts[0] + 1, len(names)) if names[i] not in walking)
-    count_end = next(i for i in range(starts[1] + 1, len(names)) if names[i] not in walking)
-    page_walk, count_walk = spy[starts[0]:page_end], spy[starts[1]:count_end]
+    # the page's walk, and the count of reachable documents (truncated) in a read transaction of its own
+    page_walk = [call for call in spy.of(counting=False) if call[0] in walking]
+    count_walk = spy.of(counting=True)
+    assert [name for name, _, _ in page_walk + count_walk].count("export_seeds") == 2
+    assert {name for name, _, _ in count_walk} <= set(walking)
     assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
     # whole levels until the page's nodes and one more are known, read ahead at most five pages
     assert sum(rows for _, _, rows in page_walk) <= 5 * 7 + 1
@@ -388,15 +408,16 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
 
 
 def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns: str, hub: list[Document],
-                                  graph: neo4j.Driver, spy: list[tuple[str, dict[str, Any], int]]) -> None:
+                                  graph: neo4j.Driver, spy: Calls) -> None:
     kafka = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}
     spy.clear()
     result = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 5})
-    first_level = next(rows for name, params, rows in spy if name == "export_level")
+    first_level = next(rows for name, params, rows in spy.of(counting=False) if name == "export_level")
     assert first_level == 5  # of its 12 facts and the entities it is related to, only 5 reach the driver
-    # the page walk's two levels, then the count's: its last level reads documents only
-    assert [name for name, _, _ in spy if name.startswith("export_level")] == [
-        "export_level", "export_level", "export_level", "export_level_documents"]
+    # the page walk's two levels, and the count's: its last level reads documents only
+    assert [name for name, _, _ in spy.of(counting=False) if name.startswith("export_level")] == [
+        "export_level", "export_level"]
+    assert [name for name, _, _ in spy.of(counting=True)] == ["export_seeds", "export_level", "export_level_documents"]
     assert [n.depth for n in result.nodes].count(1) == 5
     assert result.truncated and result.next_cursor is None  # one page, but the fan-out left nodes out
     # all twelve memories are reachable within two hops; the count is exact (below 10 x max_documents)
@@ -584,7 +605,7 @@ def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: Ca
 
 def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: CallerContext, ns: str,
                                               hub: list[Document], chain: tuple[Document, Document, Document],
-                                              spy: list[tuple[str, dict[str, Any], int]]) -> None:
+                                              spy: Calls) -> None:
     seed_ids = [chain[1].id, hub[0].id]
     seed, caps = {"kind": "ids", "ids": seed_ids}, {"depth": 4, "max_nodes": 5, "max_documents": 2}
     spy.clear()
@@ -623,7 +644,7 @@ def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerCon
 
 def test_expired_walks_are_swept_once_a_minute(service: MemoryService, ctx: CallerContext, ns: str,
                                                hub: list[Document], graph: neo4j.Driver,
-                                               spy: list[tuple[str, dict[str, Any], int]]) -> None:
+                                               spy: Calls) -> None:
     """The first page that keeps a walk in a minute of the clock sweeps the expired ones; the other first
     pages of that minute do not (the sweep is a write transaction of its own)."""
     seed, caps = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}, {"depth": 2, "max_nodes": 5}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -21,9 +23,10 @@ from graphmem.export.walk import (
     page_edges,
     page_nodes,
     page_properties,
+    reachable_documents,
 )
 from graphmem.model import DocumentSeed, EntitySeed, ExportRequest, IdsSeed, QuerySeed, View
-from graphmem.results import ExportResult
+from graphmem.results import ExportEdge, ExportNode, ExportResult
 from graphmem.store.driver import GraphStore, Tx
 from graphmem.store.views import view_params
 
@@ -45,6 +48,9 @@ READ_AHEAD_PAGES = 5
 EXPIRY_SWEEP_MS = 60_000
 
 SeedSearch = Callable[[str, View], list[str]]  # (query, view) -> fact ids of the top hits
+# The reachable-document counts of first pages, each walked in a read transaction of its own beside its
+# page's: the two walks share nothing, and on two cores a counted page took about its count walk longer.
+_COUNTING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-export-count")
 
 
 class ExportCursor(BaseModel):
@@ -58,6 +64,20 @@ class ExportCursor(BaseModel):
     seeds: list[str] | None
     reachable: int | None = Field(description="None: not counted (count_reachable false)")
     upper_bound: bool
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """What one page's read transaction found."""
+
+    page: list[Reached]  # the page's nodes still in view
+    end: int  # the offset after the page
+    walk: Walk  # the walk behind it
+    grew: bool  # the walk read a level in this transaction
+    has_next: bool
+    truncated: bool
+    nodes: list[ExportNode]
+    edges: list[ExportEdge]
 
 
 def request_digest(request: ExportRequest) -> str:
@@ -129,10 +149,15 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
     offset = state.offset if state else 0
     walk_id = state.walk if state else uuid.uuid4().hex
     scope = {"namespace": namespace, **view_params(view)}
-    walked: list[tuple[Walk, bool]] = []  # the walk behind the page and whether it grew, kept when a next page exists
+    counting = None
+    if state is None and request.count_reachable:
+        # the reachable documents, counted in a read transaction of its own beside the page's (only a
+        # truncated page uses the count, which is not known before its walk; a page that is not truncated
+        # is small, and so is its count)
+        counting = _COUNTING.submit(store.read, lambda tx: Traversal(tx, scope, seed_ids, kinds, caps.depth)
+                                    .count_walk(caps))
 
-    def read(tx: Tx) -> ExportResult:
-        walked.clear()  # the store may run this again after a transient failure
+    def read(tx: Tx) -> PageRead:
         traversal = Traversal(tx, scope, seed_ids, kinds, caps.depth)
         enough = min(offset + caps.max_nodes, WALK_LIMIT) + 1  # this page's nodes, and one to know more exist
         kept = stored_walk(tx, walk_id, namespace, bound, now) if state else None
@@ -149,37 +174,40 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         properties = page_properties(tx, scope, page, walked_here=state is None)
         shown = [node for node in page if node.kind == "unavailable" or node.id in properties]
         hidden = {node.id for node in page} - {node.id for node in shown}
-        page = shown
         has_next = end < min(len(walk.nodes), WALK_LIMIT)
-        truncated = has_next or offset > 0 or walk.cut or len(walk.nodes) > end
-        included = documents(page)
-        reachable: int | None
-        if not truncated:
-            reachable, upper_bound = included, False
-        elif state is not None:
-            reachable, upper_bound = state.reachable, state.upper_bound
-        elif request.count_reachable:
-            reachable, upper_bound = traversal.reachable_documents(caps, page)
-        else:
-            reachable, upper_bound = None, False
-        denominator = None if reachable is None else max(reachable, included)
-        next_cursor = cursors.seal(CURSOR_PURPOSE, ExportCursor(
-            ns=namespace, request=bound, as_of=as_of, offset=end, walk=walk_id, seeds=pinned_seeds,
-            reachable=reachable, upper_bound=upper_bound)) if has_next else None
-        if has_next:
-            walked.append((walk, walk is not kept))
-        coverage = None if denominator is None else included / denominator if denominator else 1.0
-        return ExportResult(
-            total_documents=included, reachable_documents=denominator, truncated=truncated,
-            unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
-            coverage=coverage, coverage_is_upper_bound=upper_bound,
-            next_cursor=next_cursor, nodes=page_nodes(page, properties),
-            edges=page_edges(tx, scope, page, [node for node in walk.nodes[:end] if node.id not in hidden],
+        return PageRead(
+            page=shown, end=end, walk=walk, grew=walk is not kept, has_next=has_next,
+            truncated=has_next or offset > 0 or walk.cut or len(walk.nodes) > end,
+            nodes=page_nodes(shown, properties),
+            edges=page_edges(tx, scope, shown, [node for node in walk.nodes[:end] if node.id not in hidden],
                              properties))
 
-    result = store.read(read)
-    if walked:
-        (walk, grew), = walked
-        keep_walk(store, walk_id, namespace, bound, walk, first_page=state is None, grew=grew, now=now,
-                  ttl_ms=walk_ttl_ms)
-    return result
+    try:
+        read_page = store.read(read)
+        count = counting.result() if counting is not None else None
+    finally:
+        if counting is not None:
+            counting.cancel()
+    page, included = read_page.page, documents(read_page.page)
+    reachable: int | None
+    if not read_page.truncated:
+        reachable, upper_bound = included, False
+    elif state is not None:
+        reachable, upper_bound = state.reachable, state.upper_bound
+    elif count is not None:
+        reachable, upper_bound = reachable_documents(count, caps, page)
+    else:
+        reachable, upper_bound = None, False
+    denominator = None if reachable is None else max(reachable, included)
+    coverage = None if denominator is None else included / denominator if denominator else 1.0
+    next_cursor = cursors.seal(CURSOR_PURPOSE, ExportCursor(
+        ns=namespace, request=bound, as_of=as_of, offset=read_page.end, walk=walk_id, seeds=pinned_seeds,
+        reachable=reachable, upper_bound=upper_bound)) if read_page.has_next else None
+    if read_page.has_next:
+        keep_walk(store, walk_id, namespace, bound, read_page.walk, first_page=state is None, grew=read_page.grew,
+                  now=now, ttl_ms=walk_ttl_ms)
+    return ExportResult(
+        total_documents=included, reachable_documents=denominator, truncated=read_page.truncated,
+        unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
+        coverage=coverage, coverage_is_upper_bound=upper_bound, next_cursor=next_cursor, nodes=read_page.nodes,
+        edges=read_page.edges)

@@ -92,20 +92,24 @@ class Traversal:
             cut = cut or any(row["cut"] for row in rows)
         return Walk(nodes, complete=not (partial or stopped), cut=cut, partial=partial)
 
-    def reachable_documents(self, caps: ExportCaps, included: list[Reached]) -> tuple[int, bool]:
-        """(documents reachable within ``depth`` ignoring the page caps, is that a lower bound). Counted by
-        a walk with every cap ten times the page's (documents, nodes, fan-out per node); where that walk hit
-        a cap the count is a lower bound. The included documents count even where the walk stopped before
-        reaching them. (Without a fan-out cap the count read every fact of every hub on the way: 2.9 s for
-        one export at 100k facts.) Its last level reads documents only: nothing else there adds to the count."""
-        ceiling = COUNT_FACTOR * caps.max_documents
-        budget = COUNT_FACTOR * caps.max_nodes
-        walk = self.walk(fanout=COUNT_FACTOR * caps.fanout, budget=budget, document_ceiling=ceiling,
-                         documents_last=True)
-        found = {node.id for node in [*walk.nodes, *included] if node.kind == "document"}
-        if not walk.complete or walk.cut or len(found) > ceiling:
-            return min(len(found), ceiling), True
-        return len(found), False
+    def count_walk(self, caps: ExportCaps) -> Walk:
+        """The walk that counts the documents reachable within ``depth`` ignoring the page caps
+        (``reachable_documents``): every cap ten times the page's (documents, nodes, fan-out per node).
+        Without a fan-out cap it read every fact of every hub on the way: 2.9 s for one export at 100k facts.
+        Its last level reads documents only: nothing else there adds to the count."""
+        return self.walk(fanout=COUNT_FACTOR * caps.fanout, budget=COUNT_FACTOR * caps.max_nodes,
+                         document_ceiling=COUNT_FACTOR * caps.max_documents, documents_last=True)
+
+
+def reachable_documents(count: Walk, caps: ExportCaps, included: list[Reached]) -> tuple[int, bool]:
+    """(documents reachable within ``depth`` ignoring the page caps, is that a lower bound), from the count's
+    walk (``Traversal.count_walk``); where that walk hit a cap the count is a lower bound. The included
+    documents count even where the walk stopped before reaching them."""
+    ceiling = COUNT_FACTOR * caps.max_documents
+    found = {node.id for node in [*count.nodes, *included] if node.kind == "document"}
+    if not count.complete or count.cut or len(found) > ceiling:
+        return min(len(found), ceiling), True
+    return len(found), False
 
 
 def cut_page(nodes: list[Reached], offset: int, caps: ExportCaps) -> list[Reached]:
