@@ -5,7 +5,6 @@ Start-up work lives here, once per process; requests never repeat it.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from collections.abc import Callable
@@ -104,11 +103,6 @@ class Runtime:
         self.warming.set()
         try:
             self.service.warm_up()
-            # What start-up made (the models above all) lives as long as the process: keep it out of the cyclic
-            # collector's full passes, which walked all of it (at 100k facts a full pass took up to 170 ms in
-            # the middle of an export, 2.1 s over 160 exports; 96 ms with this)
-            gc.collect()
-            gc.freeze()
             log.info("warm-up done: models loaded, search indexes touched")
         except Exception:  # warm-up is an optimisation; requests report real failures themselves
             log.exception("warm-up failed; the first requests will load models and indexes themselves")

@@ -4,6 +4,7 @@ hold these vectors)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,9 +12,11 @@ from pathlib import Path
 import neo4j
 import pytest
 
+from graphmem.config import EmbedderChoice
 from graphmem.errors import ConfigurationError
 from graphmem.model import CallerContext, DocumentInput
-from graphmem.nlp.embedder import MiniLMEmbedder
+from graphmem.nlp.embedder import MiniLMEmbedder, get_embedder
+from graphmem.nlp.language import get_language
 from graphmem.runtime import Runtime
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
@@ -30,6 +33,16 @@ def real(run_root: Path) -> Iterator[Runtime]:
 def real_graph(real: Runtime) -> Iterator[neo4j.Driver]:
     with graph_driver(real) as driver:
         yield driver
+
+
+def test_loading_a_model_leaves_the_process_heap_out_of_the_collectors_passes() -> None:
+    """Each model loader freezes what the process holds once the model is in (``graphmem/nlp/heap.py``): the
+    cyclic collector's full passes walked every object of the models."""
+    for load in (get_language.__wrapped__, lambda: get_embedder.__wrapped__(EmbedderChoice.hashing)):
+        gc.unfreeze()
+        assert gc.get_freeze_count() == 0
+        load()
+        assert gc.get_freeze_count() > 0
 
 
 def test_ingest_with_real_embeddings_and_find_a_fact_by_vector(real: Runtime, real_graph: neo4j.Driver) -> None:

@@ -44,7 +44,8 @@ documents are counted once, on the first page, by a second walk whose caps are t
 max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout`` neighbours per node; its last level reads
 only documents (the facts and entities there add nothing to the count, and a hub's facts were most of its
 reads). When it hits one of them the count is a lower bound, so ``coverage`` is an upper bound and
-``coverage_is_upper_bound`` says so. The count travels in the cursor to later pages.
+``coverage_is_upper_bound`` says so. The count walks in a read transaction of its own, beside the page's. It
+travels in the cursor to later pages.
 
 **Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the
 nodes walked so far, in order) in a record of the reserved namespace `_system`, for
@@ -61,8 +62,8 @@ selects exactly the current versions, forgotten ones still excluded, so later pa
 if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now), a
 query seed's resolved fact ids, the offset and the reachable count. Forgetting is not pinned (forgotten is
 forgotten): a node forgotten or hard-deleted between pages is left off its later page, with its edges, and a
-page may then hold fewer nodes. The kept walk holds ids only, never text, and expired records are deleted when
-a new walk is kept.
+page may then hold fewer nodes. The kept walk holds ids only, never text, and expired records are deleted by
+the first page that keeps a new walk in each minute (``EXPIRY_SWEEP_MS`` in ``page.py``).
 
 **Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
 a Cypher script (``render.py``).

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from graphmem.config import EmbedderChoice
+from graphmem.nlp.heap import freeze_loaded
 
 DIMENSIONS = 384
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -195,9 +196,13 @@ def _offline() -> None:
 
 @cache
 def get_embedder(choice: EmbedderChoice, threads: int = 1, cache_dir: Path = Path(".graphmem/models")) -> Embedder:
-    """The process-wide embedder of that kind, loaded on first use."""
+    """The process-wide embedder of that kind, loaded on first use (``heap.freeze_loaded``)."""
+    embedder: Embedder
     if choice is EmbedderChoice.hashing:
-        return HashingEmbedder()
-    if choice is EmbedderChoice.onnx:
-        return OnnxMiniLMEmbedder(threads, cache_dir)
-    return MiniLMEmbedder(threads)
+        embedder = HashingEmbedder()
+    elif choice is EmbedderChoice.onnx:
+        embedder = OnnxMiniLMEmbedder(threads, cache_dir)
+    else:
+        embedder = MiniLMEmbedder(threads)
+    freeze_loaded()
+    return embedder

