@@ -733,7 +733,7 @@ def main() -> None:
             counts = service.namespace_counts(CallerContext.for_namespaces(SMALL), SMALL)
             print(f"small namespace {SMALL}: {counts.facts} real facts through spaCy and the model "
                   f"({seconds:.1f} s)")
-            runtime.warm_up()  # as a server does once it is up: models loaded, start-up's heap frozen for the GC
+            runtime.warm_up()  # as a server does once it is up: models loaded, search indexes touched
 
             options = WriteOptions(user_name=settings.user_entity_name,
                                    similar_cosine=settings.similar_entity_cosine, dialect=store.dialect,

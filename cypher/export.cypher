@@ -6,7 +6,7 @@
 // engine's planner starts where a pattern is written, and starting at the other end scanned the whole label
 // (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way). Statements that return hundreds
 // of rows return them as one row, `collect({...}) AS rows` (``Tx.collected``): the bundled engine sends each
-// record as a message of its own, and an export spent a third of its time receiving them one by one. The
+// record as a message of its own, and receiving them one by one was a fifth to a third of an export. The
 // ordered and limited rows come from a RETURN inside `CALL () { ... }`: the same ORDER BY ... LIMIT in a
 // WITH made the engine hold the whole unlimited level in its query heap (the count walk's levels at 100k
 // facts were refused, over its 2 GB budget).
