@@ -1,8 +1,8 @@
-// The bounded evidence-graph export (graphmem/export/): a breadth-first walk, one statement per level,
-// over CONTAINS, MENTIONS, RELATES and PREVIOUS_VERSION in both directions, inside one namespace and one
-// time view. The caps are applied here, in the database: at most $fanout new neighbours per node (in the
-// engine's adjacency order) and at most $remaining rows per statement (ordered by id), so the driver never
-// receives more than the walk's budget. Every pattern starts at the node already known: the bundled
+// The bounded evidence-graph export (graphmem/export/): a breadth-first walk, a level in one statement or
+// in parts of its frontier, over CONTAINS, MENTIONS, RELATES and PREVIOUS_VERSION in both directions, inside
+// one namespace and one time view. The caps are applied here, in the database: at most $fanout new
+// neighbours per node (in the engine's adjacency order) and at most $remaining rows per statement, so the
+// driver never receives more than the walk's budget. Every pattern starts at the node already known: the bundled
 // engine's planner starts where a pattern is written, and starting at the other end scanned the whole label
 // (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way). Statements that return hundreds
 // of rows return them as one row, `collect({...}) AS rows` (``Tx.collected``): the bundled engine sends each
@@ -47,11 +47,12 @@ CALL () {
 }
 RETURN collect({id: id, kind: kind}) AS rows
 
-// One level of the walk. The previous level's nodes come as three lists of ids by kind ($documents,
-// $facts, $entities; unavailable ones are never expanded), so each node is looked up only under its own
-// label (one list of {id, kind} items made every node try all six patterns: 20-30% slower at 100k facts).
-// $visited holds every node the walk holds so far (a map id -> true: a lookup, where a list would be
-// scanned for every candidate). Documents and facts must be in view; an entity is reached only from a fact
+// One level of the walk, or the part of it that a part of the previous level (the frontier) reaches. The
+// frontier's nodes come as three lists of ids by kind ($documents, $facts, $entities; unavailable ones are
+// never expanded), so each node is looked up only under its own label (one list of {id, kind} items made
+// every node try all six patterns: 20-30% slower at 100k facts), and $position gives each its place in the
+// whole frontier. $visited holds the nodes of the levels before this one and $seen those this level already
+// holds from earlier parts (maps id -> true: a lookup, where a list would be scanned for every candidate). Documents and facts must be in view; an entity is reached only from a fact
 // in view or over a triple whose fact is in view; a document outside the view but next to one in view over
 // PREVIOUS_VERSION comes back as 'unavailable'. Each node contributes its first $fanout new neighbours in the
 // engine's adjacency order, unsorted: sorting them read every neighbour of a hub, so a page's cost grew with
@@ -66,7 +67,10 @@ RETURN collect({id: id, kind: kind}) AS rows
 // lookup of its fact). The rows are the same as those of one UNION of the kinds under one LIMIT per node,
 // which took 75% longer at 100k facts (the page walks of 20 exports replayed: 5.6 s against 3.2 s; their
 // counts' walks 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the
-// fan-out cap left something out), and is then dropped. The level itself is still ordered by id. A fact's
+// fan-out cap left something out), and is then dropped. A node's neighbours are chosen against $visited
+// only; $seen is applied after, and the rows are ordered by the position of the first frontier node that
+// reaches each, then id: so a level read in parts, in any parts, holds exactly what it holds read whole, in
+// the same order, and a part cut by $remaining goes on from its last frontier node (walk.py). A fact's
 // neighbours (one document, the entities of one sentence: few, whatever the graph's size) are read by
 // pattern comprehensions rather than a subquery per fact, which on the bundled engine cost about 0.1 ms a
 // fact in itself (470 facts at 100k: 70 ms against 21 ms, the same rows); documents and entities, whose
@@ -127,41 +131,49 @@ CALL () {
     RETURN item, one.id AS id, one.kind AS kind
   }
   WITH item, collect({id: id, kind: kind}) AS found
-  WITH collect(CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END) AS kept,
-       sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) AS cuts
-  UNWIND kept AS neighbours
-  UNWIND neighbours AS m
-  WITH DISTINCT m.id AS id, m.kind AS kind, cuts > 0 AS cut
-  RETURN id, kind, cut
-  ORDER BY id
-  LIMIT $remaining
+  RETURN collect({pos: $position[item],
+                  found: CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END}) AS kept,
+         sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) > 0 AS cut
 }
-RETURN collect({id: id, kind: kind, cut: cut}) AS rows
+CALL (kept) {
+  CALL (kept) {
+    UNWIND kept AS k
+    UNWIND k.found AS m
+    WITH m.id AS id, m.kind AS kind, min(k.pos) AS pos
+    WHERE $seen[id] IS NULL
+    RETURN id, kind, pos
+    ORDER BY pos, id
+    LIMIT $remaining
+  }
+  RETURN collect({id: id, kind: kind, pos: pos}) AS rows
+}
+RETURN rows, cut
 
-// The last level of the reachable-document count (walk.py, ``Traversal.reachable_documents``): only the
-// documents one hop from the frontier, a fact's own document and a document's versions in view. The facts
-// and entities a whole last level would add are never counted, and a hub's facts were most of the count's
-// reads. No fan-out cap: a fact has one document, a document at most two versions next to it.
+// The last level of the reachable-document count (walk.py, ``Traversal.count_walk``): only the documents
+// one hop from the frontier, a fact's own document and a document's versions in view. The facts and
+// entities a whole last level would add are never counted, and a hub's facts were most of the count's
+// reads. No fan-out cap: a fact has one document, a document at most two versions next to it. Its rows
+// come as `export_level`'s do.
 // name: export_level_documents
 CALL () {
   CALL () {
     UNWIND $facts AS item
     MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
     WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    RETURN m.id AS id
-    UNION
+    RETURN m.id AS id, $position[item] AS pos
+    UNION ALL
     UNWIND $documents AS item
     MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
     WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    RETURN m.id AS id
+    RETURN m.id AS id, $position[item] AS pos
   }
-  WITH id
+  WITH id, min(pos) AS pos
   WHERE $visited[id] IS NULL
-  RETURN id, 'document' AS kind, false AS cut
-  ORDER BY id
+  RETURN id, pos
+  ORDER BY pos, id
   LIMIT $remaining
 }
-RETURN collect({id: id, kind: kind, cut: cut}) AS rows
+RETURN collect({id: id, kind: 'document', pos: pos}) AS rows, false AS cut
 
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
 // in order, so that a later page goes on from there instead of walking the earlier pages again. A record
@@ -172,7 +184,7 @@ MERGE (w:SystemRecord {id: $id})
 ON CREATE SET w.namespace = '_system', w.kind = 'export_walk', w.owner = $namespace, w.request = $request,
               w.created_at = $now
 SET w.ids = $ids, w.kinds = $kinds, w.depths = $depths, w.complete = $complete, w.cut = $cut,
-    w.partial = $partial, w.expires_at = $expires_at
+    w.expanded = $expanded, w.expires_at = $expires_at
 RETURN w.id AS id
 
 // A page that read no level renews the kept walk's time limit only.
@@ -187,7 +199,7 @@ MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespace AND w.request = $request
   AND w.expires_at > $now
 RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut,
-       w.partial AS partial
+       w.expanded AS expanded
 
 // Expired walk states, a bounded number per call (each first page of a walk with more pages calls it, in a
 // transaction of its own, so they never pile up).

@@ -23,6 +23,7 @@ from graphmem.errors import ConfigurationError, InvalidInput, NotFound
 from graphmem.export import cypher_literal, render_graphml
 from graphmem.export.page import EXPIRY_SWEEP_MS
 from graphmem.export.render import GRAPHML_NS
+from graphmem.export.walk import MIN_CHUNK
 from graphmem.model import (
     CURRENT,
     MAX_CURSOR_CHARS,
@@ -143,14 +144,14 @@ class Calls(list[tuple[str, dict[str, Any], int]]):
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> Calls:
     """Every named statement run, with its parameters and the number of rows the driver received (those of
-    a statement that returns its rows collected in one, ``Tx.collected``, are counted one by one)."""
+    a statement that returns its rows collected in one list, ``rows``, are counted one by one)."""
     calls = Calls()
     original = Tx.run
     lock = threading.Lock()
 
     def run(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
         rows = original(self, name, **params)
-        collected = len(rows) == 1 and set(rows[0]) == {"rows"}
+        collected = len(rows) == 1 and isinstance(rows[0].get("rows"), list)
         with lock:
             calls.append((name, params, len(rows[0]["rows"]) if collected else len(rows)))
             calls.counting.append(threading.current_thread().name.startswith("graphmem-export-count"))
@@ -483,15 +484,28 @@ def test_an_entity_with_no_fact_left_to_add_still_reaches_its_related_entities(
 # ---- pages ------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(params=[MIN_CHUNK, 1], ids=["parts", "one-node-parts"])
+def min_chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The fewest frontier nodes a page expands in one statement: as shipped (the small test graphs' levels
+    are then mostly read whole), and one, so that pages read every level in many parts."""
+    monkeypatch.setattr("graphmem.export.walk.MIN_CHUNK", request.param)
+    return int(request.param)
+
+
 def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContext, ns: str,
-                                       hub: list[Document], chain: tuple[Document, Document, Document]) -> None:
+                                       hub: list[Document], chain: tuple[Document, Document, Document],
+                                       min_chunk: int, spy: Calls) -> None:
     add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
     seed = {"kind": "ids", "ids": [chain[1].id, hub[0].id]}
     whole = export(service, ctx, ns, seed, {"depth": 4, "max_nodes": 5000})
     # big enough for many pages, small enough that the first page counts the reachable documents exactly
     assert not whole.truncated and 30 < len(whole.nodes) < 10 * 8
+    spy.clear()
     pages = all_pages(service, ctx, ns, seed, {"depth": 4, "max_nodes": 8, "max_documents": 2})
     assert len(pages) > 5
+    if min_chunk == 1:  # levels were read in parts, going on where a part (or the budget) stopped
+        assert any(min(params["position"].values()) > 0 for name, params, _ in spy.of(counting=False)
+                   if name == "export_level")
     assert all(len(p.nodes) <= 8 and p.total_documents <= 2 and p.truncated for p in pages)
     assert [n for p in pages for n in p.nodes] == whole.nodes  # same nodes, same order, nothing repeated
     edges = [key for p in pages for key in edge_keys(p)]
@@ -578,7 +592,7 @@ def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str],
 
 def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: CallerContext, ns: str,
                                                  hub: list[Document], chain: tuple[Document, Document, Document],
-                                                 graph: neo4j.Driver) -> None:
+                                                 graph: neo4j.Driver, min_chunk: int) -> None:
     add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
     exact = 0
     for seed_ids, depth in (([hub[0].id], 2), ([hub[0].id], 3), ([chain[1].id, hub[3].id], 4),

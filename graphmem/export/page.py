@@ -38,9 +38,10 @@ CURSOR_PURPOSE = "export"
 # pages, and this bounds it (and the offset) at four pages of the largest page (5,000 nodes), ten of the
 # default. The page that reaches it is the last; it says `truncated`.
 WALK_LIMIT = 20_000
-# A level is read whole (its cost is in reading each frontier node's neighbours, not in the rows sent), up
-# to this many pages beyond the page asked for, so that later pages mostly read no level again.
-READ_AHEAD_PAGES = 5
+# A page reads a level in parts until it holds the nodes it shows (``Traversal.walk``); what the last part
+# reads beyond them, up to this many pages past the offset, is kept for the next pages (the engine has read
+# it anyway), and more is cut off.
+READ_AHEAD_PAGES = 2
 # Expired walks are swept by the first page that keeps a walk in each minute of the service's clock, per
 # process (the store's memo remembers a sweep for 30 s, so a busy minute may sweep twice). The sweep is a
 # write transaction of its own, 9-15 ms of a first page at 100k facts when it ran on every one; an expired
@@ -94,11 +95,11 @@ def expired() -> InvalidInput:
 def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) -> Walk:
     """The walk a cursor continues, as the previous page left it; ``expired()`` once its time is up."""
     row = tx.single("export_walk_get", id=walk_id, namespace=namespace, request=request, now=now)
-    if row is None:
+    if row is None or row["expanded"] is None:  # no `expanded`: kept by a version that ordered levels by id
         raise expired()
     nodes = [Reached(id, kind, depth) for id, kind, depth in zip(row["ids"], row["kinds"], row["depths"],
                                                                   strict=True)]
-    return Walk(nodes, complete=row["complete"], cut=row["cut"], partial=row["partial"])
+    return Walk(nodes, complete=row["complete"], cut=row["cut"], expanded=row["expanded"])
 
 
 def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, walk: Walk, *, first_page: bool,
@@ -119,7 +120,7 @@ def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, wal
     store.write(lambda tx: tx.run(
         "export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
         ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
-        depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, partial=walk.partial,
+        depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, expanded=walk.expanded,
         expires_at=now + ttl_ms))
 
 

@@ -1,9 +1,11 @@
-"""The walk of one export page: breadth-first from the seeds, one statement per level, the caps enforced
-inside the statements (``cypher/export.cypher``), then the page's node properties and the edges it owns.
+"""The walk of one export page: breadth-first from the seeds, a level in one statement or in parts of its
+frontier, the caps enforced inside the statements (``cypher/export.cypher``), then the page's node
+properties and the edges it owns.
 ``graphmem/export/__init__.py`` describes what is walked and what the caps mean."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,16 +23,34 @@ class Reached:
     depth: int
 
 
+WHOLE = -1  # ``Walk.expanded`` of a walk whose last level is whole
+MIN_CHUNK = 8  # the fewest nodes of a frontier a page expands in one statement
+
+
 @dataclass(frozen=True)
 class Walk:
-    nodes: list[Reached]  # in traversal order: depth, then id
+    nodes: list[Reached]  # in traversal order: by depth; within a level, as ``export_level`` orders it
     complete: bool  # nothing further to walk: False when the budget, the document ceiling or ``enough`` stopped it
     cut: bool  # the fan-out cap left some node's neighbours out
-    partial: bool = False  # the budget cut the last level short: going on reads that level again
+    # how many nodes of the level before the last one the last level was read from (WHOLE: all of them; on
+    # the seeds' level, 0 means the budget cut the seeds short)
+    expanded: int = WHOLE
+
+    @property
+    def partial(self) -> bool:
+        return self.expanded != WHOLE
 
 
 def documents(nodes: list[Reached]) -> int:
     return sum(1 for node in nodes if node.kind == "document")
+
+
+def chunk_size(need: int, fanout: int, read: int, found: int) -> int:
+    """How many frontier nodes to expand next for ``need`` more nodes, from what the ``read`` nodes of this
+    level expanded so far ``found``: a quarter more than that rate says (a node adds at most ``fanout``
+    before anything is read), and never fewer than ``MIN_CHUNK`` (each statement costs a round trip)."""
+    rate = found / read if read else fanout
+    return max(MIN_CHUNK, math.ceil(1.25 * need / max(rate, 0.25)))
 
 
 @dataclass(frozen=True)
@@ -45,52 +65,75 @@ class Traversal:
 
     def walk(self, fanout: int, budget: int, document_ceiling: int | None = None, start: Walk | None = None,
              enough: int | None = None, documents_last: bool = False) -> Walk:
-        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents; with
-        ``enough``, no further level is read once the walk holds that many nodes, while the level that gets
-        there is read whole (up to the budget), so that the next page goes on from the next level. With
-        ``documents_last``, the last level holds only its documents (a count of documents needs no more).
+        """Breadth-first until ``depth``, ``budget`` nodes, or (if given) ``document_ceiling`` documents. With
+        ``enough``, the walk stops once it holds that many nodes, inside a level if need be: a level is read
+        in parts (``chunk_size`` frontier nodes at a time), so a page reads about as much of a level as it
+        shows, whatever the level's size. Without it, each level is read whole in one statement (the count's
+        walk). With ``documents_last``, the last level holds only its documents (a count of documents needs
+        no more).
 
-        ``start``: an earlier walk of this traversal (a later page's kept state), to go on from. A level the
-        budget cut short is read again under the larger budget: a level's answer is ordered by id and cut
-        by the budget, so the larger one begins with the smaller one's (its nodes' fan-outs are chosen again
-        in the same stored order; a memory written between the two reads may change a hub's choice, as a
-        new neighbour with a smaller id did when they were chosen by id)."""
+        ``start``: an earlier walk of this traversal (a later page's kept state), to go on from: the rest of
+        its last level, from the first frontier node not yet expanded, then the next levels. A level read in
+        parts holds exactly what it holds read whole (``export_level``: a node's neighbours are chosen
+        against the levels before, not against the nodes its own level already has, and the level is ordered
+        by the frontier node that reaches each first), so the pages of a walk do not depend on where the
+        earlier ones stopped. A frontier node the budget cut short is expanded again, and what its first
+        read gave is left out the second time."""
         if start is not None and start.nodes and not (start.partial and start.nodes[-1].depth == 0):
-            last = start.nodes[-1].depth
-            first = last if start.partial else last + 1
-            nodes = [node for node in start.nodes if node.depth < first]
-            level, partial, cut = [node for node in nodes if node.depth == first - 1], False, start.cut
+            nodes, cut, expanded = list(start.nodes), start.cut, start.expanded
         else:
             rows = self.tx.collected("export_seeds", ids=self.seed_ids, kinds=self.kinds, remaining=budget,
                                      **self.scope)
             nodes = [Reached(row["id"], row["kind"], 0) for row in rows]
-            first, level, partial, cut = 1, nodes, len(rows) == budget, False
-        stopped = False
-        for depth in range(first, self.depth + 1):
-            frontier = {kind: [node.id for node in level if node.kind == kind]
-                        for kind in ("document", "fact", "entity")}
-            if partial or not any(frontier.values()):
-                break
-            if (enough is not None and len(nodes) >= enough) or \
-                    (document_ceiling is not None and documents(nodes) >= document_ceiling):
-                stopped = True
-                break
+            cut, expanded = False, 0 if len(rows) == budget else WHOLE
+        if expanded != WHOLE and nodes[-1].depth == 0:
+            return Walk(nodes, complete=False, cut=cut, expanded=expanded)
+        depth = nodes[-1].depth if nodes else 0
+        level_start = next((i for i, node in enumerate(nodes) if node.depth == depth), len(nodes))
+        frontier = [node for node in nodes[:level_start] if node.depth == depth - 1]
+        read = found = 0  # frontier nodes expanded by this call, and the nodes they added
+        while True:
+            if expanded == WHOLE:
+                if depth == self.depth or not any(node.kind != "unavailable" for node in nodes[level_start:]):
+                    return Walk(nodes, complete=True, cut=cut)
+                if (enough is not None and len(nodes) >= enough) or \
+                        (document_ceiling is not None and documents(nodes) >= document_ceiling):
+                    return Walk(nodes, complete=False, cut=cut)
+                frontier, level_start = nodes[level_start:], len(nodes)
+                depth, expanded, read, found = depth + 1, 0, 0, 0
             remaining = budget - len(nodes)
-            # a map, not a list: the statement asks it once per candidate neighbour, and a list is scanned
-            # (at 100k facts a count walk's level took half its time in `NOT id IN $visited`)
-            visited = dict.fromkeys((node.id for node in nodes), True)
-            if documents_last and depth == self.depth:
-                rows = self.tx.collected("export_level_documents", documents=frontier["document"],
-                                         facts=frontier["fact"], visited=visited, remaining=remaining, **self.scope)
-            else:
-                rows = self.tx.collected("export_level", documents=frontier["document"], facts=frontier["fact"],
-                                         entities=frontier["entity"], visited=visited, fanout=fanout,
-                                         fanout_probe=fanout + 1, remaining=remaining, **self.scope)
-            level = [Reached(row["id"], row["kind"], depth) for row in rows]
-            nodes.extend(level)
-            partial = len(rows) == remaining
-            cut = cut or any(row["cut"] for row in rows)
-        return Walk(nodes, complete=not (partial or stopped), cut=cut, partial=partial)
+            if remaining <= 0 or (enough is not None and len(nodes) >= enough):
+                return Walk(nodes, complete=False, cut=cut, expanded=expanded)
+            size = len(frontier) if enough is None else chunk_size(enough - len(nodes), fanout, read, found)
+            part = frontier[expanded:expanded + size]
+            rows, part_cut = self._level(part, expanded, nodes[:level_start], nodes[level_start:], fanout, remaining,
+                                         last=documents_last and depth == self.depth)
+            nodes.extend(Reached(row["id"], row["kind"], depth) for row in rows)
+            cut = cut or part_cut
+            read, found = read + len(part), found + len(rows)
+            # the budget cut the part short: its last frontier node is expanded again, the rest not yet
+            expanded = rows[-1]["pos"] if len(rows) == remaining else expanded + len(part)
+            if expanded == len(frontier):
+                expanded = WHOLE
+
+    def _level(self, part: list[Reached], offset: int, before: list[Reached], level: list[Reached], fanout: int,
+               remaining: int, last: bool) -> tuple[list[dict[str, Any]], bool]:
+        """The next nodes of a level from ``part`` of its frontier (the frontier's nodes from ``offset`` on),
+        ordered by the position of the frontier node that reaches each first: ``before`` holds the walk's
+        earlier levels, ``level`` what this level holds so far. (``visited`` and ``seen`` are maps id -> true:
+        the statement asks them once per candidate neighbour, and a list is scanned; at 100k facts a count
+        walk's level took half its time in ``NOT id IN $visited``.)"""
+        ids = {kind: [node.id for node in part if node.kind == kind] for kind in ("document", "fact", "entity")}
+        params = {"documents": ids["document"], "facts": ids["fact"],
+                  "position": {node.id: offset + i for i, node in enumerate(part)},
+                  "visited": dict.fromkeys((node.id for node in before), True),
+                  "seen": dict.fromkeys((node.id for node in level), True), "remaining": remaining, **self.scope}
+        if last:
+            row = self.tx.single("export_level_documents", **params)
+        else:
+            row = self.tx.single("export_level", entities=ids["entity"], fanout=fanout, fanout_probe=fanout + 1,
+                                 **params)
+        return (row["rows"], row["cut"]) if row is not None else ([], False)
 
     def count_walk(self, caps: ExportCaps) -> Walk:
         """The walk that counts the documents reachable within ``depth`` ignoring the page caps
