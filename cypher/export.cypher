@@ -38,7 +38,12 @@ CALL () {
     UNION
     MATCH (n:Entity {id: seed_id})
     WHERE 'entity' IN $kinds AND n.namespace = $namespace
-      AND EXISTS { MATCH (n)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} }
+    CALL (n) {
+      MATCH (n)<-[:MENTIONS]-(f:Fact)
+      WHERE f.namespace = $namespace AND {{ in_view(f) }}
+      RETURN f.id AS witness
+      LIMIT 1
+    }
     RETURN n.id AS id, 'entity' AS kind
   }
   RETURN DISTINCT id, kind
@@ -232,12 +237,20 @@ RETURN collect(f {.id, .text, .document_id, .position, .start, .end, .is_latest,
        AS rows
 
 // An entity walked in this transaction was reached from a fact in view, or over a triple whose fact is in
-// view and mentions it ($walked_here: a first page); one from a kept walk is checked again.
+// view and mentions it ($walked_here: a first page); one from a kept walk is checked again: one fact in view
+// that mentions it is enough. That check is a subquery that stops at the first such fact: the bundled engine
+// read every fact of a hub for the same test written as EXISTS { ... } (later pages' entities at 100k facts:
+// 8.5 ms against 2.7 ms p50, the same rows). The seeds' entity check above is written the same way.
 // name: export_entities
 UNWIND $ids AS node_id
 MATCH (e:Entity {id: node_id})
 WHERE e.namespace = $namespace
-  AND ($walked_here OR EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = $namespace AND {{ in_view(f) }} })
+CALL (e) {
+  MATCH (e)<-[:MENTIONS]-(f:Fact)
+  WHERE $walked_here OR (f.namespace = $namespace AND {{ in_view(f) }})
+  RETURN f.id AS witness
+  LIMIT 1
+}
 RETURN collect(e {.id, .name, .type}) AS rows
 
 // The edges a page owns that its facts' properties do not give (walk.py ``page_edges``: a page fact's

@@ -297,7 +297,8 @@ def test_unreadable_namespace_is_not_found(service: MemoryService, ns: str) -> N
 
 
 def test_current_view_shows_placeholders_never_old_or_forgotten_content(
-        service: MemoryService, ctx: CallerContext, ns: str, chain: tuple[Document, Document, Document]) -> None:
+        service: MemoryService, ctx: CallerContext, ns: str, chain: tuple[Document, Document, Document],
+        graph: neo4j.Driver) -> None:
     v1, v2, gone = chain
     result = export(service, ctx, ns, {"kind": "document", "id": v2.id}, {"depth": 4})
     by_id = {n.id: n for n in result.nodes}
@@ -310,6 +311,8 @@ def test_current_view_shows_placeholders_never_old_or_forgotten_content(
     assert texts == {"Alice Johnson works at Google.", "Alice Johnson lives in Seattle."}
     names = {n.name for n in result.nodes if n.kind == "entity"}
     assert names == {"Alice Johnson", "Google", "Seattle"}  # Microsoft and Lisbon: only out-of-view facts
+    with pytest.raises(NotFound):  # nor are they seeds
+        service.export(ctx, ns, request({"kind": "entity", "id": entity_id(graph, ns, "Microsoft")}, {}))
     assert gone.id not in by_id
     assert ("previous_version", v2.id, v1.id) in {(e.kind, e.source, e.target) for e in result.edges}
     assert {e.predicate for e in result.edges if e.kind == "triple"} == {"work at", "live in"}
@@ -676,7 +679,7 @@ def test_expired_walks_are_swept_once_a_minute(service: MemoryService, ctx: Call
 
 def test_what_is_forgotten_between_pages_is_left_off_later_pages(service: MemoryService, ctx: CallerContext,
                                                                   ns: str, hub: list[Document],
-                                                                  graph: neo4j.Driver) -> None:
+                                                                  graph: neo4j.Driver, spy: Calls) -> None:
     seed, caps = {"kind": "entity", "id": entity_id(graph, ns, "Kafka")}, {"depth": 2, "max_nodes": 5}
     first = export(service, ctx, ns, seed, caps)
     assert first.next_cursor is not None
@@ -684,6 +687,11 @@ def test_what_is_forgotten_between_pages_is_left_off_later_pages(service: Memory
     gone = [doc for doc in hub if doc.id not in on_first][:6]
     for doc in gone:
         service.forget(ctx, doc.id, ForgetRequest(mode=ForgetMode.soft))
+    # entities that only the forgotten memories mention: out of view now
+    orphans = {row["id"] for row in query(
+        graph, "MATCH (e:Entity) WHERE e.namespace = $ns AND NOT EXISTS { MATCH (e)<-[:MENTIONS]-(f:Fact) "
+               "WHERE f.is_latest AND NOT f.is_forgotten } RETURN e.id AS id", ns=ns)}
+    spy.clear()
     pages = [first]
     while pages[-1].next_cursor is not None:
         pages.append(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor))
@@ -692,6 +700,8 @@ def test_what_is_forgotten_between_pages_is_left_off_later_pages(service: Memory
     forgotten_texts = {doc.content for doc in gone}
     assert later and not any(node.id in forgotten_ids or node.is_forgotten for node in later)
     assert not any(node.text in forgotten_texts for node in later if node.kind == "fact")
+    checked = {i for name, params, _ in spy if name == "export_entities" for i in params["ids"]}
+    assert orphans & checked and not orphans & {node.id for node in later}  # walked to, checked, left off
     shown = {node.id for page in pages for node in page.nodes}
     for page in pages[1:]:  # no edge leads to a node left off (an edge may end on an earlier page)
         assert all(edge.source in shown and edge.target in shown and (edge.fact_id is None or edge.fact_id in shown)
