@@ -181,22 +181,24 @@ CALL () {
 RETURN collect({id: id, kind: 'document', pos: pos}) AS rows, false AS cut
 
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
-// in order, so that a later page goes on from there instead of walking the earlier pages again. A record
-// of the reserved namespace `_system`, bound to the namespace and the request it was made for, read only
-// before $expires_at. Lists of ids, kinds and depths, not maps: both engines store lists of scalars.
+// in order, so that a later page goes on from there instead of walking the earlier pages again, and the
+// edges from emitted facts to nodes not passed yet (pairs of target and fact ids, walk.py ``page_edges``).
+// A record of the reserved namespace `_system`, bound to the namespace and the request it was made for,
+// read only before $expires_at. Lists of scalars, not maps: both engines store lists of scalars.
 // name: export_walk_save
 MERGE (w:SystemRecord {id: $id})
 ON CREATE SET w.namespace = '_system', w.kind = 'export_walk', w.owner = $namespace, w.request = $request,
               w.created_at = $now
 SET w.ids = $ids, w.kinds = $kinds, w.depths = $depths, w.complete = $complete, w.cut = $cut,
-    w.expanded = $expanded, w.expires_at = $expires_at
+    w.expanded = $expanded, w.expires_at = $expires_at, w.pending_targets = $pending_targets,
+    w.pending_facts = $pending_facts
 RETURN w.id AS id
 
-// A page that read no level renews the kept walk's time limit only.
+// A page that read no level renews the kept walk's time limit and its pending edges only.
 // name: export_walk_touch
 MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk'
-SET w.expires_at = $expires_at
+SET w.expires_at = $expires_at, w.pending_targets = $pending_targets, w.pending_facts = $pending_facts
 RETURN w.id AS id
 
 // name: export_walk_get
@@ -204,7 +206,7 @@ MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespace AND w.request = $request
   AND w.expires_at > $now
 RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut,
-       w.expanded AS expanded
+       w.expanded AS expanded, w.pending_targets AS pending_targets, w.pending_facts AS pending_facts
 
 // Expired walk states, a bounded number per call (each first page of a walk with more pages calls it, in a
 // transaction of its own, so they never pile up).
@@ -261,7 +263,8 @@ RETURN collect(e {.id, .name, .type}) AS rows
 // ($emitted, a map id -> true: a lookup, where a list was scanned for every candidate). Edges are read from
 // the low-degree end: a fact has one document and a few entities, while an entity may be a hub with
 // thousands of facts. So edges to a document or entity of this page from a fact of an earlier page are read
-// from those earlier facts ($earlier_facts, empty on the first page). A triple also needs its supporting fact
+// from those earlier facts: $earlier_facts, the ones the earlier pages' facts say link to a node of this page
+// (walk.py ``page_edges``, pending edges), empty on the first page. A triple also needs its supporting fact
 // among the emitted nodes: every triple in an export cites a fact of the export. Triples are read from their
 // subjects, each subject once: for the triples of this page's facts, the emitted entities those facts
 // mention ($subjects: a triple joins entities its fact mentions; the facts are this page's, already read in

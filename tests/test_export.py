@@ -639,6 +639,15 @@ def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: Calle
     starts = [i for i, name in enumerate(names) if name == "export_walk_get"]
     per_page = [names[a:b] for a, b in itertools.pairwise([*starts, len(names)])]
     assert any("export_level" not in page for page in per_page)  # nodes read ahead: no level read at all
+    # a page's edges from earlier facts are read from those facts only that have one (pending edges)
+    edge_reads = [params for name, params, _ in spy.of(counting=False) if name == "export_edges"]
+    assert len(edge_reads) == len(pages)
+    for number, (page, params) in enumerate(zip(pages, edge_reads, strict=True)):
+        earlier = {node.id for before in pages[:number] for node in before.nodes if node.kind == "fact"}
+        linked = {edge.source if edge.kind == "mentions" else edge.target for edge in page.edges
+                  if edge.kind in ("contains", "mentions")} & earlier
+        assert set(params["earlier_facts"]) == linked
+    assert any(params["earlier_facts"] for params in edge_reads)
 
 
 def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerContext, ns: str,

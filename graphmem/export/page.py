@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from graphmem.cursors import Cursors, digest, mismatch
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 from graphmem.export.walk import (
+    Pending,
     Reached,
     Traversal,
     Walk,
@@ -79,6 +80,15 @@ class PageRead:
     truncated: bool
     nodes: list[ExportNode]
     edges: list[ExportEdge]
+    pending: Pending  # edges from emitted facts to nodes not passed yet (``page_edges``)
+
+
+@dataclass(frozen=True)
+class KeptWalk:
+    """What a page keeps for the next: its walk, and the edges from its facts still to come."""
+
+    walk: Walk
+    pending: Pending
 
 
 def request_digest(request: ExportRequest) -> str:
@@ -92,19 +102,23 @@ def expired() -> InvalidInput:
                         field="cursor")
 
 
-def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) -> Walk:
+def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) -> KeptWalk:
     """The walk a cursor continues, as the previous page left it; ``expired()`` once its time is up."""
     row = tx.single("export_walk_get", id=walk_id, namespace=namespace, request=request, now=now)
     if row is None or row["expanded"] is None:  # no `expanded`: kept by a version that ordered levels by id
         raise expired()
     nodes = [Reached(id, kind, depth) for id, kind, depth in zip(row["ids"], row["kinds"], row["depths"],
                                                                   strict=True)]
-    return Walk(nodes, complete=row["complete"], cut=row["cut"], expanded=row["expanded"])
+    pending: Pending = {}
+    for target, fact in zip(row["pending_targets"], row["pending_facts"], strict=True):
+        pending.setdefault(target, []).append(fact)
+    return KeptWalk(Walk(nodes, complete=row["complete"], cut=row["cut"], expanded=row["expanded"]), pending)
 
 
-def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, walk: Walk, *, first_page: bool,
+def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, kept: KeptWalk, *, first_page: bool,
               grew: bool, now: int, ttl_ms: int) -> None:
-    """Keep the walk for the next page (only its time limit is renewed when this page read no level).
+    """Keep the walk for the next page (only its pending edges and time limit are written when this page
+    read no level).
     A new walk first deletes expired ones (at most once per ``EXPIRY_SWEEP_MS``), best effort, in a
     transaction of its own: a conflict between two exports cleaning up at once fails neither export."""
     sweep = ("export_walks_expire", now // EXPIRY_SWEEP_MS)
@@ -114,14 +128,17 @@ def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, wal
             store.memo[sweep] = True
         except GraphmemError:
             log.warning("could not delete expired export walks; the next export tries again", exc_info=True)
+    pairs = [(target, fact) for target, facts in kept.pending.items() for fact in facts]
+    pending = {"pending_targets": [target for target, _ in pairs], "pending_facts": [fact for _, fact in pairs]}
     if not grew:
-        store.write(lambda tx: tx.run("export_walk_touch", id=walk_id, expires_at=now + ttl_ms))
+        store.write(lambda tx: tx.run("export_walk_touch", id=walk_id, expires_at=now + ttl_ms, **pending))
         return
+    walk = kept.walk
     store.write(lambda tx: tx.run(
         "export_walk_save", id=walk_id, namespace=namespace, request=request, now=now,
         ids=[node.id for node in walk.nodes], kinds=[node.kind for node in walk.nodes],
         depths=[node.depth for node in walk.nodes], complete=walk.complete, cut=walk.cut, expanded=walk.expanded,
-        expires_at=now + ttl_ms))
+        expires_at=now + ttl_ms, **pending))
 
 
 def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, request: ExportRequest,
@@ -162,11 +179,12 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         traversal = Traversal(tx, scope, seed_ids, kinds, caps.depth)
         enough = min(offset + caps.max_nodes, WALK_LIMIT) + 1  # this page's nodes, and one to know more exist
         kept = stored_walk(tx, walk_id, namespace, bound, now) if state else None
-        if kept is not None and (kept.complete or len(kept.nodes) >= enough):
-            walk = kept  # this page's nodes were read ahead: no level to read
+        start = kept.walk if kept is not None else None
+        if start is not None and (start.complete or len(start.nodes) >= enough):
+            walk = start  # this page's nodes were read ahead: no level to read
         else:
             budget = min(offset + READ_AHEAD_PAGES * caps.max_nodes, WALK_LIMIT) + 1
-            walk = traversal.walk(caps.fanout, budget=budget, start=kept, enough=enough)
+            walk = traversal.walk(caps.fanout, budget=budget, start=start, enough=enough)
         if not walk.nodes and isinstance(seed, DocumentSeed | EntitySeed):
             raise NotFound(f"no {seed.kind} with id {seed.id!r} in namespace {namespace!r}", id=seed.id)
         page = cut_page(walk.nodes[:WALK_LIMIT], offset, caps)
@@ -176,12 +194,13 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         shown = [node for node in page if node.kind == "unavailable" or node.id in properties]
         hidden = {node.id for node in page} - {node.id for node in shown}
         has_next = end < min(len(walk.nodes), WALK_LIMIT)
+        edges, pending = page_edges(tx, scope, shown, [node for node in walk.nodes[:end] if node.id not in hidden],
+                                    properties, kept.pending if kept is not None else {},
+                                    passed={node.id for node in walk.nodes[:end]})
         return PageRead(
-            page=shown, end=end, walk=walk, grew=walk is not kept, has_next=has_next,
+            page=shown, end=end, walk=walk, grew=walk is not start, has_next=has_next,
             truncated=has_next or offset > 0 or walk.cut or len(walk.nodes) > end,
-            nodes=page_nodes(shown, properties),
-            edges=page_edges(tx, scope, shown, [node for node in walk.nodes[:end] if node.id not in hidden],
-                             properties))
+            nodes=page_nodes(shown, properties), edges=edges, pending=pending)
 
     try:
         read_page = store.read(read)
@@ -205,8 +224,8 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         ns=namespace, request=bound, as_of=as_of, offset=read_page.end, walk=walk_id, seeds=pinned_seeds,
         reachable=reachable, upper_bound=upper_bound)) if read_page.has_next else None
     if read_page.has_next:
-        keep_walk(store, walk_id, namespace, bound, read_page.walk, first_page=state is None, grew=read_page.grew,
-                  now=now, ttl_ms=walk_ttl_ms)
+        keep_walk(store, walk_id, namespace, bound, KeptWalk(read_page.walk, read_page.pending),
+                  first_page=state is None, grew=read_page.grew, now=now, ttl_ms=walk_ttl_ms)
     return ExportResult(
         total_documents=included, reachable_documents=denominator, truncated=read_page.truncated,
         unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
