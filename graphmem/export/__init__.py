@@ -52,24 +52,25 @@ reads). When it hits one of them the count is a lower bound, so ``coverage`` is 
 ``coverage_is_upper_bound`` says so. The count walks in a read transaction of its own, beside the page's. It
 travels in the cursor to later pages.
 
-**Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the
-nodes walked so far, in order, and how much of the frontier the last level was read from) in a record of the
-reserved namespace `_system`, for ``GRAPHMEM_EXPORT_WALK_TTL_S`` (default 900 s) after each page. The next page
-goes on from there: the rest of the last level, from the first frontier node not yet read, then the next
-levels (a level read in parts holds exactly what it holds read whole, so where a page stopped does not change
-the later pages); the earlier levels are not walked again, and a page whose nodes an earlier part already
-read reads no level at all. After the time limit the
-cursor is refused with "cursor has expired ... start again from the first page" (``invalid_input``). One
-export follows at most ``WALK_LIMIT`` (20,000) nodes over all its pages; the page that reaches it is the last
-and says ``truncated``. The cursor itself stays small and signed (``graphmem/cursors.py``): it binds the
-namespace, a digest of the seed, caps and requested view (checked again by the record), the walk's record id,
-the pinned view time (a current-view export is read ``as of`` the first page's time, which for current data
-selects exactly the current versions, forgotten ones still excluded, so later pages see the same versions even
-if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they are stored now), a
-query seed's resolved fact ids, the offset and the reachable count. Forgetting is not pinned (forgotten is
-forgotten): a node forgotten or hard-deleted between pages is left off its later page, with its edges, and a
-page may then hold fewer nodes. The kept walk holds ids only, never text, and expired records are deleted by
-the first page that keeps a new walk in each minute (``EXPIRY_SWEEP_MS`` in ``page.py``).
+**Cursor and the kept walk.** A page that has a next one keeps its walk (the ids, kinds and depths of the nodes
+walked so far, in order, how much of the frontier the last level was read from, and the edges from the facts shown
+so far to nodes not passed yet, so that a later page reads its edges from earlier facts from the facts that have
+one) in a record of the reserved namespace `_system`, for ``GRAPHMEM_EXPORT_WALK_TTL_S`` (default 900 s) after each
+page. The next page goes on from there: the rest of the last level, from the first frontier node not yet read, then
+the next levels (a level read in parts holds exactly what it holds read whole, so where a page stopped does not
+change the later pages); the earlier levels are not walked again, and a page whose nodes an earlier part already
+read reads no level at all. After the time limit the cursor is refused with "cursor has expired ... start again from
+the first page" (``invalid_input``). One export follows at most ``WALK_LIMIT`` (20,000) nodes over all its pages;
+the page that reaches it is the last and says ``truncated``. The cursor itself stays small and signed
+(``graphmem/cursors.py``): it binds the namespace, a digest of the seed, caps and requested view (checked again by
+the record), the walk's record id, the pinned view time (a current-view export is read ``as of`` the first page's
+time, which for current data selects exactly the current versions, forgotten ones still excluded, so later pages see
+the same versions even if memories change meanwhile; a node's own fields, such as ``is_latest``, are read as they
+are stored now), a query seed's resolved fact ids, the offset and the reachable count. Forgetting is not pinned
+(forgotten is forgotten): a node forgotten or hard-deleted between pages is left off its later page, with its edges,
+and a page may then hold fewer nodes. The kept walk holds ids only, never text (at most one pending pair per
+CONTAINS or MENTIONS edge of a fact shown), and expired records are deleted by the first page that keeps a new walk
+in each minute (``EXPIRY_SWEEP_MS`` in ``page.py``).
 
 **Formats.** ``export_graph`` returns one type, ``ExportResult``; ``render`` turns a page into GraphML or
 a Cypher script (``render.py``).
