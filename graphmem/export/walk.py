@@ -25,6 +25,7 @@ class Reached:
 
 WHOLE = -1  # ``Walk.expanded`` of a walk whose last level is whole
 MIN_CHUNK = 8  # the fewest nodes of a frontier a page expands in one statement
+CHUNK_MARGIN = 1.25  # how many more frontier nodes than the rate so far says a part expands
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,11 @@ def documents(nodes: list[Reached]) -> int:
 
 def chunk_size(need: int, fanout: int, read: int, found: int) -> int:
     """How many frontier nodes to expand next for ``need`` more nodes, from what the ``read`` nodes of this
-    level expanded so far ``found``: a quarter more than that rate says (a node adds at most ``fanout``
-    before anything is read), and never fewer than ``MIN_CHUNK`` (each statement costs a round trip)."""
+    level expanded so far ``found``: ``CHUNK_MARGIN`` times what that rate says (a node adds at most
+    ``fanout`` before anything is read), and never fewer than ``MIN_CHUNK`` (each statement costs a round
+    trip)."""
     rate = found / read if read else fanout
-    return max(MIN_CHUNK, math.ceil(1.25 * need / max(rate, 0.25)))
+    return max(MIN_CHUNK, math.ceil(CHUNK_MARGIN * need / max(rate, 0.25)))
 
 
 @dataclass(frozen=True)
