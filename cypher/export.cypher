@@ -158,7 +158,7 @@ RETURN rows, cut
 // one hop from the frontier, a fact's own document and a document's versions in view. The facts and
 // entities a whole last level would add are never counted, and a hub's facts were most of the count's
 // reads. No fan-out cap: a fact has one document, a document at most two versions next to it. Its rows
-// come as `export_level`'s do.
+// are ordered as `export_level`'s are; it is only read whole (the count's walk), so it takes no $seen.
 // name: export_level_documents
 CALL () {
   CALL () {
@@ -182,7 +182,8 @@ RETURN collect({id: id, kind: 'document', pos: pos}) AS rows, false AS cut
 
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
 // in order, so that a later page goes on from there instead of walking the earlier pages again, and the
-// edges from emitted facts to nodes not passed yet (pairs of target and fact ids, walk.py ``page_edges``).
+// edges from emitted facts to nodes not passed yet (pairs of target and fact ids, walk.py ``page_edges``, with
+// the end of the page they were last moved on by, page.py ``KeptWalk``).
 // A record of the reserved namespace `_system`, bound to the namespace and the request it was made for,
 // read only before $expires_at. Lists of scalars, not maps: both engines store lists of scalars.
 // name: export_walk_save
@@ -191,14 +192,15 @@ ON CREATE SET w.namespace = '_system', w.kind = 'export_walk', w.owner = $namesp
               w.created_at = $now
 SET w.ids = $ids, w.kinds = $kinds, w.depths = $depths, w.complete = $complete, w.cut = $cut,
     w.expanded = $expanded, w.expires_at = $expires_at, w.pending_targets = $pending_targets,
-    w.pending_facts = $pending_facts
+    w.pending_facts = $pending_facts, w.pending_until = $pending_until
 RETURN w.id AS id
 
 // A page that read no level renews the kept walk's time limit and its pending edges only.
 // name: export_walk_touch
 MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk'
-SET w.expires_at = $expires_at, w.pending_targets = $pending_targets, w.pending_facts = $pending_facts
+SET w.expires_at = $expires_at, w.pending_targets = $pending_targets, w.pending_facts = $pending_facts,
+    w.pending_until = $pending_until
 RETURN w.id AS id
 
 // name: export_walk_get
@@ -206,7 +208,8 @@ MATCH (w:SystemRecord {id: $id})
 WHERE w.namespace = '_system' AND w.kind = 'export_walk' AND w.owner = $namespace AND w.request = $request
   AND w.expires_at > $now
 RETURN w.ids AS ids, w.kinds AS kinds, w.depths AS depths, w.complete AS complete, w.cut AS cut,
-       w.expanded AS expanded, w.pending_targets AS pending_targets, w.pending_facts AS pending_facts
+       w.expanded AS expanded, w.pending_targets AS pending_targets, w.pending_facts AS pending_facts,
+       w.pending_until AS pending_until
 
 // Expired walk states, a bounded number per call (each first page of a walk with more pages calls it, in a
 // transaction of its own, so they never pile up).

@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from graphmem.cursors import Cursors, cursor_key
 from graphmem.errors import ConfigurationError, InvalidInput, NotFound
 from graphmem.export import cypher_literal, render_graphml
-from graphmem.export.page import EXPIRY_SWEEP_MS
+from graphmem.export.page import EXPIRY_SWEEP_MS, READ_AHEAD_PAGES
 from graphmem.export.render import GRAPHML_NS
 from graphmem.export.walk import MIN_CHUNK
 from graphmem.model import (
@@ -398,8 +398,9 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     assert [name for name, _, _ in page_walk + count_walk].count("export_seeds") == 2
     assert {name for name, _, _ in count_walk} <= set(walking)
     assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
-    # whole levels until the page's nodes and one more are known, read ahead at most five pages
-    assert sum(rows for _, _, rows in page_walk) <= 5 * 7 + 1
+    # parts of levels until the page's nodes and one more are known, what the last part reads beyond them
+    # cut at READ_AHEAD_PAGES pages
+    assert sum(rows for _, _, rows in page_walk) <= READ_AHEAD_PAGES * 7 + 1
     assert all(params["fanout"] == 4 for name, params, _ in page_walk if name == "export_level")
     assert sum(rows for _, _, rows in count_walk) <= 10 * 7
     properties = [(name, rows) for name, _, rows in spy
@@ -407,7 +408,7 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     assert sum(rows for _, rows in properties) == len(result.nodes) - result.unavailable_documents
     assert names[-1] == "export_walk_save"  # kept for the next page, after the read
     saved = spy[-1][1]
-    assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= 5 * 7 + 1
+    assert len(saved["ids"]) == len(saved["kinds"]) == len(saved["depths"]) <= READ_AHEAD_PAGES * 7 + 1
     check_edges_between_nodes(result)
 
 
@@ -506,9 +507,10 @@ def test_pages_add_up_to_one_traversal(service: MemoryService, ctx: CallerContex
     spy.clear()
     pages = all_pages(service, ctx, ns, seed, {"depth": 4, "max_nodes": 8, "max_documents": 2})
     assert len(pages) > 5
-    if min_chunk == 1:  # levels were read in parts, going on where a part (or the budget) stopped
-        assert any(min(params["position"].values()) > 0 for name, params, _ in spy.of(counting=False)
-                   if name == "export_level")
+    if min_chunk == 1:  # levels were read in parts, going on where a part, or the budget inside one, stopped
+        parts = [(params, rows) for name, params, rows in spy.of(counting=False) if name == "export_level"]
+        assert any(min(params["position"].values()) > 0 for params, _ in parts)
+        assert any(rows == params["remaining"] for params, rows in parts)
     assert all(len(p.nodes) <= 8 and p.total_documents <= 2 and p.truncated for p in pages)
     assert [n for p in pages for n in p.nodes] == whole.nodes  # same nodes, same order, nothing repeated
     edges = [key for p in pages for key in edge_keys(p)]
@@ -633,7 +635,8 @@ def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: Calle
     assert "export_seeds" not in names  # no later page starts the walk again from its seeds
     levels = [params for name, params, _ in later if name == "export_level"]
     assert all(set(seed_ids) <= set(params["visited"]) for params in levels)
-    # one level statement per page at most, plus one per deeper level reached (re-walking: pages x levels)
+    # about one level statement per page (a page that needs more of a level than one part gave reads another
+    # part), plus one per deeper level reached (re-walking: pages x levels)
     assert len(levels) <= len(pages) - 1 + caps["depth"]
     assert names.count("export_walk_get") == len(pages) - 1
     starts = [i for i, name in enumerate(names) if name == "export_walk_get"]
@@ -648,6 +651,28 @@ def test_later_pages_go_on_from_the_kept_walk(service: MemoryService, ctx: Calle
                   if edge.kind in ("contains", "mentions")} & earlier
         assert set(params["earlier_facts"]) == linked
     assert any(params["earlier_facts"] for params in edge_reads)
+
+
+def test_a_cursor_used_again_gives_the_same_page(service: MemoryService, ctx: CallerContext, ns: str,
+                                                 hub: list[Document], chain: tuple[Document, Document, Document],
+                                                 min_chunk: int) -> None:
+    """A retry, a second click: a cursor used again, at once or after the later pages were read, gives the
+    same page, nodes, edges and all (the pending edges a page moves on are not used up by it)."""
+    add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
+    seed, caps = {"kind": "ids", "ids": [chain[1].id, hub[0].id]}, {"depth": 4, "max_nodes": 8, "max_documents": 2}
+
+    def same(a: ExportResult, b: ExportResult) -> bool:
+        return a.model_dump(exclude={"next_cursor"}) == b.model_dump(exclude={"next_cursor"})
+
+    pages = [export(service, ctx, ns, seed, caps)]
+    while pages[-1].next_cursor is not None:
+        page = export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor)
+        assert same(export(service, ctx, ns, seed, caps, cursor=pages[-1].next_cursor), page)
+        pages.append(page)
+    assert len(pages) > 5 and any(edge.kind in ("contains", "mentions") for page in pages[1:] for edge in page.edges)
+    for before, page in itertools.pairwise(pages):
+        assert before.next_cursor is not None
+        assert same(export(service, ctx, ns, seed, caps, cursor=before.next_cursor), page)
 
 
 def test_an_expired_walk_says_start_again(service: MemoryService, ctx: CallerContext, ns: str,

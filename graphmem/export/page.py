@@ -81,14 +81,19 @@ class PageRead:
     nodes: list[ExportNode]
     edges: list[ExportEdge]
     pending: Pending  # edges from emitted facts to nodes not passed yet (``page_edges``)
+    pending_until: int  # the end of the page whose facts ``pending`` holds last
 
 
 @dataclass(frozen=True)
 class KeptWalk:
-    """What a page keeps for the next: its walk, and the edges from its facts still to come."""
+    """What a page keeps for the next: its walk, and the edges from the facts shown up to ``pending_until``
+    to nodes not passed there. Only the page that starts at ``pending_until`` uses and moves them on; a cursor
+    used again after that (a retry, a second click) gets a page that reads every earlier fact instead, and
+    keeps them as they are, so that using a cursor twice gives the same page twice."""
 
     walk: Walk
     pending: Pending
+    pending_until: int
 
 
 def request_digest(request: ExportRequest) -> str:
@@ -105,14 +110,15 @@ def expired() -> InvalidInput:
 def stored_walk(tx: Tx, walk_id: str, namespace: str, request: str, now: int) -> KeptWalk:
     """The walk a cursor continues, as the previous page left it; ``expired()`` once its time is up."""
     row = tx.single("export_walk_get", id=walk_id, namespace=namespace, request=request, now=now)
-    if row is None or row["expanded"] is None:  # no `expanded`: kept by a version that ordered levels by id
+    if row is None or row["pending_until"] is None:  # kept by a version before parts and pending edges
         raise expired()
     nodes = [Reached(id, kind, depth) for id, kind, depth in zip(row["ids"], row["kinds"], row["depths"],
                                                                   strict=True)]
     pending: Pending = {}
     for target, fact in zip(row["pending_targets"], row["pending_facts"], strict=True):
         pending.setdefault(target, []).append(fact)
-    return KeptWalk(Walk(nodes, complete=row["complete"], cut=row["cut"], expanded=row["expanded"]), pending)
+    return KeptWalk(Walk(nodes, complete=row["complete"], cut=row["cut"], expanded=row["expanded"]), pending,
+                    row["pending_until"])
 
 
 def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, kept: KeptWalk, *, first_page: bool,
@@ -129,7 +135,8 @@ def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, kep
         except GraphmemError:
             log.warning("could not delete expired export walks; the next export tries again", exc_info=True)
     pairs = [(target, fact) for target, facts in kept.pending.items() for fact in facts]
-    pending = {"pending_targets": [target for target, _ in pairs], "pending_facts": [fact for _, fact in pairs]}
+    pending = {"pending_targets": [target for target, _ in pairs], "pending_facts": [fact for _, fact in pairs],
+               "pending_until": kept.pending_until}
     if not grew:
         store.write(lambda tx: tx.run("export_walk_touch", id=walk_id, expires_at=now + ttl_ms, **pending))
         return
@@ -194,13 +201,19 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         shown = [node for node in page if node.kind == "unavailable" or node.id in properties]
         hidden = {node.id for node in page} - {node.id for node in shown}
         has_next = end < min(len(walk.nodes), WALK_LIMIT)
-        edges, pending = page_edges(tx, scope, shown, [node for node in walk.nodes[:end] if node.id not in hidden],
-                                    properties, kept.pending if kept is not None else {},
-                                    passed={node.id for node in walk.nodes[:end]})
+        emitted = [node for node in walk.nodes[:end] if node.id not in hidden]
+        passed = {node.id for node in walk.nodes[:end]}
+        if kept is None or kept.pending_until == offset:  # this page goes on from the last one kept
+            edges, pending = page_edges(tx, scope, shown, emitted, properties,
+                                        kept.pending if kept is not None else {}, passed)
+            pending_until = end
+        else:  # a cursor used again after the next page: every earlier fact is read, what is kept stays
+            edges, _ = page_edges(tx, scope, shown, emitted, properties, None, passed)
+            pending, pending_until = kept.pending, kept.pending_until
         return PageRead(
             page=shown, end=end, walk=walk, grew=walk is not start, has_next=has_next,
             truncated=has_next or offset > 0 or walk.cut or len(walk.nodes) > end,
-            nodes=page_nodes(shown, properties), edges=edges, pending=pending)
+            nodes=page_nodes(shown, properties), edges=edges, pending=pending, pending_until=pending_until)
 
     try:
         read_page = store.read(read)
@@ -224,8 +237,9 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         ns=namespace, request=bound, as_of=as_of, offset=read_page.end, walk=walk_id, seeds=pinned_seeds,
         reachable=reachable, upper_bound=upper_bound)) if read_page.has_next else None
     if read_page.has_next:
-        keep_walk(store, walk_id, namespace, bound, KeptWalk(read_page.walk, read_page.pending),
-                  first_page=state is None, grew=read_page.grew, now=now, ttl_ms=walk_ttl_ms)
+        kept = KeptWalk(read_page.walk, read_page.pending, read_page.pending_until)
+        keep_walk(store, walk_id, namespace, bound, kept, first_page=state is None, grew=read_page.grew, now=now,
+                  ttl_ms=walk_ttl_ms)
     return ExportResult(
         total_documents=included, reachable_documents=denominator, truncated=read_page.truncated,
         unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),

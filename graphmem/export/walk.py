@@ -80,7 +80,8 @@ class Traversal:
         against the levels before, not against the nodes its own level already has, and the level is ordered
         by the frontier node that reaches each first), so the pages of a walk do not depend on where the
         earlier ones stopped. A frontier node the budget cut short is expanded again, and what its first
-        read gave is left out the second time."""
+        read gave is left out the second time (a memory forgotten in between may change that node's choice
+        of neighbours; the ones it adds then come after those already shown)."""
         if start is not None and start.nodes and not (start.partial and start.nodes[-1].depth == 0):
             nodes, cut, expanded = list(start.nodes), start.cut, start.expanded
         else:
@@ -202,22 +203,25 @@ Pending = dict[str, list[str]]  # node id -> the emitted facts linked to it (its
 
 
 def page_edges(tx: Tx, scope: dict[str, Any], page: list[Reached], emitted: list[Reached],
-               properties: dict[str, dict[str, Any]], pending: Pending,
+               properties: dict[str, dict[str, Any]], pending: Pending | None,
                passed: set[str]) -> tuple[list[ExportEdge], Pending]:
     """The edges this page owns, in a fixed order, and what is pending after it. A page fact's CONTAINS and
     MENTIONS edges come from its properties (its ``document_id`` and the ``entities`` it mentions, read in
     view in this transaction): reading them again by statement looked every fact up twice more, 40 ms of a
     1,000-node page at 100k facts. The same properties say which of those edges lead to a node the walk has
-    not passed yet (``passed``: its nodes up to the end of this page): ``pending`` carries them to the later
-    pages, so that a later page reads its edges from earlier facts from those facts only (reading them from
-    every earlier fact grew with the page number: 20 ms of a sixth 200-node page at 100k facts). The rest,
-    and the triples, come from ``export_edges``; it checks that an earlier fact is still in view."""
+    not passed yet (``passed``: its nodes up to the end of this page): ``pending`` carries them from page to
+    page, so that a page reads its edges from earlier facts from those facts only that link to its nodes
+    (reading them from every earlier fact grew with the page number: 20 ms of a sixth 200-node page at 100k
+    facts). ``pending`` is None where it does not hold this page's earlier facts (a cursor used again, after
+    the next page had gone on): every earlier fact is read then, and nothing is carried on. The rest, and the
+    triples, come from ``export_edges``; it checks that an earlier fact is still in view."""
     if not page:
-        return [], pending
+        return [], pending or {}
     emitted_ids = {node.id for node in emitted}
     edges: list[dict[str, Any]] = []
     subjects: set[str] = set()
-    later: Pending = {target: list(facts) for target, facts in pending.items() if target not in passed}
+    carried = pending is not None
+    later: Pending = {target: list(facts) for target, facts in (pending or {}).items() if target not in passed}
     for node in page:
         if node.kind != "fact":
             continue
@@ -225,21 +229,21 @@ def page_edges(tx: Tx, scope: dict[str, Any], page: list[Reached], emitted: list
         document = row["document_id"]
         if document in emitted_ids:
             edges.append({"source": document, "target": node.id, "kind": "contains"})
-        elif document not in passed:
+        elif carried and document not in passed:
             later.setdefault(document, []).append(node.id)
         for entity in row["entities"]:
             if entity in emitted_ids:
                 edges.append({"source": node.id, "target": entity, "kind": "mentions"})
                 subjects.add(entity)
-            elif entity not in passed:
+            elif carried and entity not in passed:
                 later.setdefault(entity, []).append(node.id)
     by_kind = {kind: [node.id for node in page if node.kind == kind]
                for kind in ("document", "unavailable", "entity")}
     on_page = {node.id for node in page}
-    earlier = any(node.kind == "fact" and node.id not in on_page for node in emitted)
-    linked = sorted({fact for node in page for fact in pending.get(node.id, ())})
+    earlier_facts = [node.id for node in emitted if node.kind == "fact" and node.id not in on_page]
+    linked = earlier_facts if pending is None else sorted({fact for node in page for fact in pending.get(node.id, ())})
     edges += tx.collected("export_edges", documents=by_kind["document"], unavailable=by_kind["unavailable"],
-                          entities=by_kind["entity"] if earlier else [], subjects=sorted(subjects),
+                          entities=by_kind["entity"] if earlier_facts else [], subjects=sorted(subjects),
                           page={node.id: True for node in page if node.kind != "unavailable"},
                           emitted=dict.fromkeys(emitted_ids, True), earlier_facts=linked, **scope)
     ordered = sorted((ExportEdge.model_validate(edge) for edge in edges),
