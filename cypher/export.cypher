@@ -57,29 +57,30 @@ RETURN collect({id: id, kind: kind}) AS rows
 // never expanded), so each node is looked up only under its own label (one list of {id, kind} items made
 // every node try all six patterns: 20-30% slower at 100k facts), and $position gives each its place in the
 // whole frontier. $visited holds the nodes of the levels before this one and $seen those this level already
-// holds from earlier parts (maps id -> true: a lookup, where a list would be scanned for every candidate). Documents and facts must be in view; an entity is reached only from a fact
-// in view or over a triple whose fact is in view; a document outside the view but next to one in view over
-// PREVIOUS_VERSION comes back as 'unavailable'. Each node contributes its first $fanout new neighbours in the
-// engine's adjacency order, unsorted: sorting them read every neighbour of a hub, so a page's cost grew with
-// the graph (at 100k facts, 40% of the level time of a hub's export); taken as they come, a node costs its
-// fan-out. On the bundled engine that order is the most recently linked first (a hub shows its newest facts,
-// tested); Neo4j's is its own storage order. The kinds of neighbours come in a fixed order, the bounded ones
-// first: a document's versions (at most two) before its facts, a fact's document before its entities, an
-// entity's facts before the entities it is related to (a triple joins entities its fact mentions, so those
-// are reached through the facts one level later). Each kind is read on its own, at most $fanout_probe
-// ($fanout + 1) new neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's
-// triples are not read at all once its facts fill the probe (a hub's facts do, and each triple costs a
-// lookup of its fact). The rows are the same as those of one UNION of the kinds under one LIMIT per node,
-// which took 75% longer at 100k facts (the page walks of 20 exports replayed: 5.6 s against 3.2 s; their
-// counts' walks 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the
-// fan-out cap left something out), and is then dropped. A node's neighbours are chosen against $visited
-// only; $seen is applied after, and the rows are ordered by the position of the first frontier node that
-// reaches each, then id: so a level read in parts, in any parts, holds exactly what it holds read whole, in
-// the same order, and a part cut by $remaining goes on from its last frontier node (walk.py). A fact's
-// neighbours (one document, the entities of one sentence: few, whatever the graph's size) are read by
-// pattern comprehensions rather than a subquery per fact, which on the bundled engine cost about 0.1 ms a
-// fact in itself (470 facts at 100k: 70 ms against 21 ms, the same rows); documents and entities, whose
-// neighbours can be many, keep a subquery that stops at $fanout_probe.
+// holds from earlier parts (maps id -> true: a lookup, where a list would be scanned for every candidate).
+// Documents and facts must be in view; an entity is reached only from a fact in view or over a triple whose
+// fact is in view; a document outside the view but next to one in view over PREVIOUS_VERSION comes back as
+// 'unavailable'. Each node contributes its first $fanout new neighbours in the engine's adjacency order,
+// unsorted: sorting them read every neighbour of a hub, so a page's cost grew with the graph (at 100k
+// facts, 40% of the level time of a hub's export); taken as they come, a node costs its fan-out. On the
+// bundled engine that order is the most recently linked first (a hub shows its newest facts, tested);
+// Neo4j's is its own storage order. The kinds of neighbours come in a fixed order, the bounded ones first:
+// a document's versions (at most two) before its facts, a fact's document before its entities, an entity's
+// facts before the entities it is related to (a triple joins entities its fact mentions, so those are
+// reached through the facts one level later). Each kind is read on its own, at most $fanout_probe ($fanout
+// + 1) new neighbours, and a node's kinds are joined in that order and cut to $fanout; an entity's triples
+// are not read at all once its facts fill the probe (a hub's facts do, and each triple costs a lookup of
+// its fact). The rows are the same as those of one UNION of the kinds under one LIMIT per node, which took
+// 75% longer at 100k facts (the page walks of 20 exports replayed: 5.6 s against 3.2 s; their counts' walks
+// 1.5 s against 1.3 s). The one more than $fanout is looked at only to report `cut` (the fan-out cap left
+// something out), and is then dropped. A node's neighbours are chosen against $visited only; $seen is
+// applied after, and the rows are ordered by the position of the first frontier node that reaches each,
+// then id: so a level read in parts, in any parts, holds exactly what it holds read whole, in the same
+// order, and a part cut by $remaining goes on from its last frontier node (walk.py). A fact's neighbours
+// (one document, the entities of one sentence: few, whatever the graph's size) are read by pattern
+// comprehensions rather than a subquery per fact, which on the bundled engine cost about 0.1 ms a fact in
+// itself (470 facts at 100k: 70 ms against 21 ms, the same rows); documents and entities, whose neighbours
+// can be many, keep a subquery that stops at $fanout_probe.
 // name: export_level
 CALL () {
   CALL () {

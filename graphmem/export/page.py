@@ -74,14 +74,12 @@ class PageRead:
 
     page: list[Reached]  # the page's nodes still in view
     end: int  # the offset after the page
-    walk: Walk  # the walk behind it
+    kept: KeptWalk  # the walk behind it, and what is kept with it for the next page
     grew: bool  # the walk read a level in this transaction
     has_next: bool
     truncated: bool
     nodes: list[ExportNode]
     edges: list[ExportEdge]
-    pending: Pending  # edges from emitted facts to nodes not passed yet (``page_edges``)
-    pending_until: int  # the end of the page whose facts ``pending`` holds last
 
 
 @dataclass(frozen=True)
@@ -211,9 +209,9 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
             edges, _ = page_edges(tx, scope, shown, emitted, properties, None, passed)
             pending, pending_until = kept.pending, kept.pending_until
         return PageRead(
-            page=shown, end=end, walk=walk, grew=walk is not start, has_next=has_next,
+            page=shown, end=end, kept=KeptWalk(walk, pending, pending_until), grew=walk is not start, has_next=has_next,
             truncated=has_next or offset > 0 or walk.cut or len(walk.nodes) > end,
-            nodes=page_nodes(shown, properties), edges=edges, pending=pending, pending_until=pending_until)
+            nodes=page_nodes(shown, properties), edges=edges)
 
     try:
         read_page = store.read(read)
@@ -237,9 +235,8 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         ns=namespace, request=bound, as_of=as_of, offset=read_page.end, walk=walk_id, seeds=pinned_seeds,
         reachable=reachable, upper_bound=upper_bound)) if read_page.has_next else None
     if read_page.has_next:
-        kept = KeptWalk(read_page.walk, read_page.pending, read_page.pending_until)
-        keep_walk(store, walk_id, namespace, bound, kept, first_page=state is None, grew=read_page.grew, now=now,
-                  ttl_ms=walk_ttl_ms)
+        keep_walk(store, walk_id, namespace, bound, read_page.kept, first_page=state is None, grew=read_page.grew,
+                  now=now, ttl_ms=walk_ttl_ms)
     return ExportResult(
         total_documents=included, reachable_documents=denominator, truncated=read_page.truncated,
         unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
