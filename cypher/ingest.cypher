@@ -13,6 +13,11 @@ MATCH (e:Entity {entity_key: key})
 WHERE e.namespace = $namespace
 RETURN e.entity_key AS key, e.type AS type, e.type_labels AS labels, e.type_counts AS counts
 
+// A batch's entities, typed by the vote (ingest/write.py). A row comes back only for an entity left without
+// a vector (see entities_embedding_set) or whose type label does not follow its type yet (new, or its type
+// changed, or an earlier change was missed: entity_labels_unset says why labels change after the commit):
+// the label statements then read only those, not every entity a batch mentions (in a bulk load, most are
+// known and unchanged).
 // name: entities_upsert
 UNWIND $entities AS row
 MERGE (e:Entity {entity_key: row.entity_key, namespace: $namespace})
@@ -20,9 +25,9 @@ ON CREATE SET e.id = row.id, e.name = row.name, e.normalized_name = row.normaliz
               e.embedding = row.embedding, e.created_at = $now
 SET e.type = row.type, e.type_labels = row.type_labels, e.type_counts = row.type_counts,
     e.updated_at = $now
-WITH e
-WHERE e.embedding IS NULL
-RETURN e.entity_key AS missing
+WITH e, e.type_label IS NULL OR e.type_label <> e.type AS relabel
+WHERE e.embedding IS NULL OR relabel
+RETURN e.entity_key AS key, e.embedding IS NULL AS missing, relabel
 
 // The vectors of entities the upsert left without one: a row for a known entity carries no vector, and one
 // deleted between the batch's read and its upsert is created again without it.

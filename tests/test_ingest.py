@@ -265,15 +265,33 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
                                      entity_embeddings={"jordan": embedding}) for c in contents]
         return prepare
 
+    import graphmem.service.shared as shared
+
+    relabelled: list[list[str]] = []
+    sync = shared.sync_type_labels
+
+    def recorded(store: Any, namespace: str, keys: list[str]) -> None:
+        relabelled.append(keys)
+        sync(store, namespace, keys)
+
+    monkeypatch.setattr(shared, "sync_type_labels", recorded)
     ctx = CallerContext.for_namespaces(ns)
+    key, read = f"{ns}|jordan", "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l"
     for i, kind in enumerate(["Place", "Person", "Person", "Place"]):
         monkeypatch.setattr(service.pipeline, "prepare", prepared(kind))
         service.add_document(ctx, ns, doc(f"Jordan text {i}."))
-        row = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l",
-                    k=f"{ns}|jordan")[0]
+        row = query(graph, read, k=key)[0]
         # a 1:1 tie keeps Place, Person then wins 2:1, and the 2:2 tie keeps Person (and its label)
         expected = ["Place", "Place", "Person", "Person"][i]
         assert row["t"] == expected and sorted(row["l"]) == sorted(["Entity", expected]), (i, row)
+    # only a new entity and a changed type are relabelled, not every entity a write mentions
+    assert relabelled == [[key], [], [key], []]
+    # a label change that was missed (the label transactions never ran) is made by the next write
+    query(graph, "MATCH (e:Entity {entity_key: $k}) REMOVE e:Person SET e.type_label = null", k=key)
+    monkeypatch.setattr(service.pipeline, "prepare", prepared("Person"))  # 3:2, the type stays Person
+    service.add_document(ctx, ns, doc("Jordan text 4."))
+    assert relabelled[-1] == [key]
+    assert sorted(query(graph, read, k=key)[0]["l"]) == ["Entity", "Person"]
 
 
 

@@ -79,7 +79,8 @@ def chunk_records(document: dict[str, Any], prepared: PreparedDocument) -> list[
 def write_documents(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], now: int,
                     options: WriteOptions) -> list[str]:
     """Documents, facts and everything extracted from them, for one namespace, in the open transaction.
-    Returns the keys of the entities written (they get their type labels once this commits)."""
+    Returns the keys of the entities whose type label does not follow their type yet (``sync_type_labels``
+    gives them their label once this commits); a known entity whose type stays is not among them."""
     with options.times.timing("write"):
         return _write(tx, namespace, batch, now, options)
 
@@ -167,8 +168,8 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     if not entities:
         return []
     links = _links(new, stored, options.similar_cosine)
-    missing = {row["missing"] for row in tx.run_chunked("entities_upsert", "entities", entities,
-                                                        namespace=namespace, now=now)}
+    upserted = tx.run_chunked("entities_upsert", "entities", entities, namespace=namespace, now=now)
+    missing = {row["key"] for row in upserted if row["missing"]}
     refill = [{"entity_key": e["entity_key"], "embedding": embeddings[e["normalized_name"]]} for e in entities
               if e["entity_key"] in missing and e["normalized_name"] in embeddings]
     if refill:
@@ -178,7 +179,7 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     tx.run_chunked("mentions_create", "mentions", list(rows.mentions.values()), namespace=namespace)
     if rows.triples:
         tx.run_chunked("triples_create", "triples", rows.triples, namespace=namespace)
-    return sorted(rows.names)
+    return sorted(row["key"] for row in upserted if row["relabel"])
 
 
 def _follow(tx: Tx, namespace: str, document_ids: list[str]) -> None:
