@@ -103,7 +103,7 @@ class Runtime:
         self.warming.set()
         try:
             self.service.warm_up()
-            log.info("warm-up done: models loaded, search indexes touched")
+            log.info("warm-up done: models loaded, search indexes touched, searches and exports run")
         except Exception:  # warm-up is an optimisation; requests report real failures themselves
             log.exception("warm-up failed; the first requests will load models and indexes themselves")
         finally:

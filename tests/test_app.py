@@ -19,10 +19,11 @@ from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.errors import GraphmemError
-from graphmem.model import CallerContext, DocumentInput, SearchRequest
-from graphmem.results import FactHit
+from graphmem.model import CallerContext, DocumentInput, ExportRequest, QuerySeed, SearchRequest
+from graphmem.results import ExportResult, FactHit
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
+from graphmem.service.exporting import Exporting
 from graphmem.service.search import Search
 from helpers import engine_processes, make_settings, query
 
@@ -106,6 +107,33 @@ def test_warm_up_searches_the_largest_namespace(runtime: Runtime, graph: neo4j.D
         MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors).warm_up()
         assert len(searched) == count
     assert {ns for ns, _ in searched} == {frozenset({largest})} and len({q for _, q in searched}) == 5
+
+
+def test_warm_up_exports_in_the_largest_namespace(runtime: Runtime, graph: neo4j.Driver,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = f"warm-{uuid.uuid4().hex[:8]}"
+    runtime.service.add_documents(CallerContext.for_namespaces(ns), ns, [
+        DocumentInput(content=t) for t in ["Kafka streams events.", "Alice chose Kafka.", "Bob runs Kafka.",
+                                           "Carol reviews the release."]])
+    rows = query(graph, "MATCH (d:Document) WHERE d.namespace <> '_system' "
+                        "RETURN d.namespace AS ns, count(d) AS n")
+    largest = min(rows, key=lambda r: (-r["n"], r["ns"]))["ns"]
+    exported: list[tuple[frozenset[str], str, int]] = []
+    original = Exporting.export
+
+    def export(self: Exporting, ctx: CallerContext, namespace: str, request: ExportRequest) -> ExportResult:
+        result = original(self, ctx, namespace, request)
+        assert isinstance(request.seed, QuerySeed)
+        exported.append((ctx.read, namespace, len(result.nodes)))
+        return result
+
+    monkeypatch.setattr(Exporting, "export", export)
+    for count in (0, 3):
+        settings = runtime.settings.model_copy(update={"warm_up_exports": count})
+        MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors).warm_up()
+        assert len(exported) == count
+    assert {(read, namespace) for read, namespace, _ in exported} == {(frozenset({largest}), largest)}
+    assert all(nodes > 0 for _, _, nodes in exported)  # real walks, from the facts a search found
 
 
 def test_health_is_503_never_500_while_the_engine_stops(run_root: Path) -> None:

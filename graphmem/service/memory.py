@@ -290,3 +290,4 @@ class MemoryService:
 
     def warm_up(self) -> None:
         self._search.warm_up()
+        self._exporting.warm_up(self.core.settings.warm_up_exports)

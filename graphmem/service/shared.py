@@ -39,6 +39,12 @@ class Core:
                             similar_cosine=self.settings.similar_entity_cosine, dialect=self.store.dialect,
                             times=self.pipeline.times, read=self.store.read)
 
+    def largest_namespace(self) -> str | None:
+        """The namespace with the most memories (the start-up warm-up's searches and exports run there), or
+        None when there is none."""
+        row = self.store.read(lambda tx: tx.single("namespace_largest"))
+        return None if row is None else str(row["namespace"])
+
     def write_labelled(self, fn: Callable[[Tx], tuple[T, str, list[str]]]) -> T:
         """Run a write that returns (result, namespace, entity keys written), then give those entities their
         type labels in transactions of their own (``ingest.write.sync_type_labels`` says why)."""
