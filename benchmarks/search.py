@@ -364,8 +364,8 @@ def print_load(stats: LoadStats, total_facts: int) -> None:
 
 def print_similar_limit(stats: LoadStats, new_entities: int) -> None:
     """What the SIMILAR_TO candidates cost the load: one vector-index query per new entity, read beside the
-    write (``ingest/write.py``); the rate without the wait for them is the ceiling the engine's vector index
-    leaves the load."""
+    write (``ingest/write.py``); the rate without the wait for them is what the load would reach if the engine's
+    vector index answered at once (an upper bound: on 2 cores the reads also slow the writes beside them)."""
     seconds = stats.generate_s + stats.write_s + stats.labels_s
     similar = stats.statements["entities_similar"]
     print(f"    SIMILAR_TO candidates: {new_entities} new entities, {1000 * similar / max(new_entities, 1):.1f} ms of "
@@ -617,8 +617,9 @@ class Bench:
         return out
 
     def same_export(self, seed: EntitySeed, caps: ExportCaps) -> dict[str, float]:
-        """One export (a hub seed, not counted) repeated: the same work each call, so its spread is what this
-        machine adds to any p95 of the figures above (the floor under a p95 goal: p50 times this ratio)."""
+        """One export (a hub seed, not counted) repeated: the same work each call (with, as in any export, the
+        sweep of expired walks at most once a minute), so its spread is what this machine adds to any p95 of
+        the figures above: the floor under a p95 goal is about p50 times this ratio."""
         request = ExportRequest(seed=seed, caps=caps, count_reachable=False)
         self.service.export(self.ctx, BIG, request)
         latencies = [timed(self.service.export, self.ctx, BIG, request)[0] for _ in range(SAME_EXPORT_CALLS)]
@@ -808,7 +809,7 @@ def after_restart(settings: Settings, corpus: Corpus, args: argparse.Namespace, 
         bench = Bench(runtime, corpus, args)
         bench.entity_ids = entity_ids
         _, queries = bench.first_pass("after the restart")
-        bench.export(queries)  # the first exports after the restart (the warm-up ran some first)
+        bench.export(queries[: args.calls])  # the first exports after the restart (the warm-up ran some first)
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ WITH DISTINCT d.namespace AS namespace
 RETURN namespace, {{ counts_of_namespace(namespace) }}
 ORDER BY namespace
 
-// The namespace with the most memories: the server's warm-up searches there (graphmem/service/search.py).
+// The namespace with the most memories: the server's warm-up searches and exports there (service/memory.py).
 // name: namespace_largest
 MATCH (d:Document)
 WHERE d.namespace <> '_system'

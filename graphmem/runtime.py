@@ -98,12 +98,13 @@ class Runtime:
                    settling=IndexSettling(store, http))
 
     def warm_up(self) -> None:
-        """Load models and search indexes ahead of the first request (run in the background by the app).
+        """Load models and search indexes, and run the configured searches and exports, ahead of the first
+        request (run in the background by the app; ``MemoryService.warm_up``).
         A failure is logged, not raised: the first request would then pay the cost, nothing more."""
         self.warming.set()
         try:
             self.service.warm_up()
-            log.info("warm-up done: models loaded, search indexes touched, searches and exports run")
+            log.info("warm-up done: models loaded, search indexes touched, warm-up searches and exports run")
         except Exception:  # warm-up is an optimisation; requests report real failures themselves
             log.exception("warm-up failed; the first requests will load models and indexes themselves")
         finally:

@@ -49,7 +49,7 @@ def engine_processes(root: Path) -> list[psutil.Process]:
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings that ignore the developer's environment (never a real Neo4j by accident)."""
-    # the real model where a test asks for it; no warm-up searches (a test that wants them says so)
+    # the real model where a test asks for it; no warm-up searches or exports (a test that wants them says so)
     values: dict[str, Any] = {"embedder": "hashing", "warm_up_searches": 0, "warm_up_exports": 0, **overrides}
     return Settings(_env_file=None, neo4j_uri=None, data_dir=data_dir, **values)  # type: ignore[call-arg]
 

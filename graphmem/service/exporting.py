@@ -3,14 +3,12 @@ the service's own fact search, and rendering as a separate call."""
 
 from __future__ import annotations
 
-import time
-
 from graphmem.export import QUERY_SEEDS, export_graph, render
 from graphmem.model import CallerContext, ExportFormat, ExportRequest, QuerySeed, SearchRequest, View
 from graphmem.results import ExportResult, RenderedExport
 from graphmem.service.access import readable
 from graphmem.service.search import WARM_QUERIES, Search
-from graphmem.service.shared import Core
+from graphmem.service.shared import Core, repeat_within
 
 WARM_EXPORT_SECONDS = 10.0
 
@@ -32,24 +30,18 @@ class Exporting:
         return export_graph(self.core.store, self.core.cursors, self.core.clock(), ns, request, seed_facts,
                             walk_ttl_ms=self.core.settings.export_walk_ttl_s * 1000)
 
-    def warm_up(self, count: int) -> None:
-        """Real exports (query seeds, the default caps, counted) in the namespace with the most memories, so
-        that the database has compiled and cached its export statements before the first request does.
-        Measured after restarts at 100k facts, three runs each way: the first export (a query seed, 1,000
-        nodes) took 0.70-0.76 s without and 0.42-0.59 s with 20 of them (1-3 s more warm-up); the 25 after it
-        did not differ beyond the noise (p50 234-328 against 240-295 ms): what keeps them slower than after a
-        bulk load is the engine's cold page cache, which a few walks do not fill. At most ``count`` exports
-        and ``WARM_EXPORT_SECONDS``; what they find is dropped, and the walks they keep expire as any do."""
-        namespace = self.core.largest_namespace() if count else None
-        if namespace is None:
-            return
+    def warm_up(self, namespace: str, count: int) -> None:
+        """Real exports (query seeds, the default caps, counted) in ``namespace`` (the one with the most
+        memories), so that the database has compiled and cached its export statements before the first request
+        does. In a probe after restarts at 100k facts, three runs each way, the first export (a query seed,
+        1,000 nodes) took 0.70-0.76 s without and 0.42-0.59 s with 20 of these (1-3 s more warm-up); the 25
+        query-seed exports after it did not differ beyond the noise (p50 234-328 against 240-295 ms): what keeps
+        them slower than after a bulk load is the engine's cold page cache, which a few walks do not fill. At
+        most ``count`` exports and ``WARM_EXPORT_SECONDS``; what they find is dropped, and the walks they keep
+        expire as any do."""
         ctx = CallerContext.for_namespaces(namespace)
-        deadline = time.monotonic() + WARM_EXPORT_SECONDS
-        for i in range(count):
-            self.export(ctx, namespace, ExportRequest(seed=QuerySeed(kind="query",
-                                                                    query=WARM_QUERIES[i % len(WARM_QUERIES)])))
-            if time.monotonic() > deadline:
-                break
+        repeat_within(count, WARM_EXPORT_SECONDS, lambda i: self.export(
+            ctx, namespace, ExportRequest(seed=QuerySeed(kind="query", query=WARM_QUERIES[i % len(WARM_QUERIES)]))))
 
     @staticmethod
     def render(result: ExportResult, format: ExportFormat, namespace: str,

@@ -21,10 +21,12 @@ Inputs are validated again under the operator's limits (``model.checked``), whoe
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from graphmem.config import Settings
 from graphmem.cursors import Cursors
+from graphmem.errors import GraphmemError
 from graphmem.ingest.pipeline import Pipeline, Progress
 from graphmem.model import (
     CURRENT,
@@ -91,6 +93,8 @@ from graphmem.service.handoffs import Handoffs
 from graphmem.service.search import Search
 from graphmem.service.shared import Core
 from graphmem.store.driver import GraphStore
+
+log = logging.getLogger(__name__)
 
 
 class MemoryService:
@@ -289,5 +293,15 @@ class MemoryService:
         self.core.store.read(lambda tx: tx.single("ping"))
 
     def warm_up(self) -> None:
-        self._search.warm_up()
-        self._exporting.warm_up(self.core.settings.warm_up_exports)
+        """Models and search indexes, then real searches and exports in the namespace with the most memories
+        (``Search.warm_up``, ``Exporting.warm_up``). The exports come last and on their own: if they fail, the
+        models and indexes are loaded all the same, and the first exports pay for their own paths."""
+        namespace = self.core.largest_namespace()
+        self._search.warm_up(namespace)
+        if namespace is None or not self.core.settings.warm_up_exports:
+            return
+        try:
+            self._exporting.warm_up(namespace, self.core.settings.warm_up_exports)
+        except GraphmemError:
+            log.warning("warm-up exports failed; the first exports will compile their paths themselves",
+                        exc_info=True)

@@ -4,8 +4,6 @@ of the query. The search logic itself lives in ``graphmem/search/``."""
 
 from __future__ import annotations
 
-import time
-
 from pydantic import BaseModel
 
 from graphmem.cursors import digest, mismatch
@@ -18,7 +16,7 @@ from graphmem.search.hybrid import search_facts
 from graphmem.search.recall import build_recall, count_tokens
 from graphmem.search.triples import TripleKey, search_triples
 from graphmem.service.access import searchable
-from graphmem.service.shared import Core
+from graphmem.service.shared import Core, repeat_within
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 
@@ -48,10 +46,14 @@ class Search:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def warm_up(self) -> None:
+    def warm_up(self, namespace: str | None) -> None:
         """Load the models and the recall tokenizer, and touch every search index once, so the first request
-        does not pay for them. Measured on 10k facts after a restart: the first search took 1.5 s cold and
-        0.8 s after this warm-up."""
+        does not pay for them (measured on 10k facts after a restart: the first search took 1.5 s cold and
+        0.8 s after this). Then real searches in ``namespace`` (the one with the most memories), so that the
+        database has compiled and cached its search paths too: after a restart at 100k facts, with the indexes
+        touched, the first search took 1.6 s and the first 200 searches p95 94 ms; after 300 of these (16 s),
+        93 ms and 68 ms. At most ``warm_up_searches`` of them and ``WARM_SECONDS``; what they find is
+        dropped."""
         self.core.pipeline.warm_up()
         count_tokens("warm up")
         (vector,) = self.core.pipeline.embedder.embed(["warm up"])
@@ -66,23 +68,10 @@ class Search:
                        namespaces=[])
 
         self.core.store.read(touch)
-        self._warm_searches(self.core.settings.warm_up_searches)
-
-    def _warm_searches(self, count: int) -> None:
-        """Real searches in the namespace with the most memories, so that the database has compiled and
-        cached its search paths before the first request does. Measured after a restart at 100k facts, with
-        the indexes touched: the first search took 1.6 s and the first 200 searches p95 94 ms; after 300 of
-        these (16 s), 93 ms and 68 ms. At most ``count`` searches and ``WARM_SECONDS``; what they find is
-        dropped."""
-        namespace = self.core.largest_namespace() if count else None
-        if namespace is None:
-            return
-        ctx = CallerContext.for_namespaces(namespace)
-        deadline = time.monotonic() + WARM_SECONDS
-        for i in range(count):
-            self.facts(ctx, SearchRequest(query=WARM_QUERIES[i % len(WARM_QUERIES)]))
-            if time.monotonic() > deadline:
-                break
+        if namespace is not None:
+            ctx = CallerContext.for_namespaces(namespace)
+            repeat_within(self.core.settings.warm_up_searches, WARM_SECONDS,
+                          lambda i: self.facts(ctx, SearchRequest(query=WARM_QUERIES[i % len(WARM_QUERIES)])))
 
     def facts(self, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
         """Hybrid fact search (``graphmem/search/hybrid.py``)."""

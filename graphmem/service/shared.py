@@ -3,6 +3,7 @@ the helpers every write path uses: reading a version, locking a chain, judging a
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,16 @@ from graphmem.service.access import writable
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
 
 T = TypeVar("T")
+
+
+def repeat_within(count: int, seconds: float, call: Callable[[int], object]) -> None:
+    """``call(i)`` for i from 0 to ``count`` - 1, stopping once ``seconds`` have passed (the start-up warm-up's
+    searches and exports)."""
+    deadline = time.monotonic() + seconds
+    for i in range(count):
+        call(i)
+        if time.monotonic() > deadline:
+            break
 
 
 @dataclass(frozen=True)
@@ -46,8 +57,9 @@ class Core:
         return None if row is None else str(row["namespace"])
 
     def write_labelled(self, fn: Callable[[Tx], tuple[T, str, list[str]]]) -> T:
-        """Run a write that returns (result, namespace, entity keys written), then give those entities their
-        type labels in transactions of their own (``ingest.write.sync_type_labels`` says why)."""
+        """Run a write that returns (result, namespace, keys of the entities whose type label must follow their
+        type), then give those entities their type labels in transactions of their own
+        (``ingest.write.sync_type_labels`` says why)."""
         result, namespace, keys = self.store.write(fn)
         sync_type_labels(self.store, namespace, keys)
         return result
