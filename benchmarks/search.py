@@ -355,8 +355,8 @@ def print_load(stats: LoadStats, total_facts: int) -> None:
     parts = sorted(inside.items(), key=lambda item: -item[1])
     print("    inside the transactions: " + ", ".join(f"{name} {s:.1f} s" for name, s in parts))
     beside = sum(stats.statements[name] for name in BESIDE_THE_WRITE)
-    print(f"    beside them ({SIMILAR_READERS} read transactions at once, while each writes its documents, facts and "
-          f"chunks): {' + '.join(BESIDE_THE_WRITE)} {beside:.1f} s in all; the writes waited for them "
+    print(f"    beside them ({SIMILAR_READERS} read transactions at once, while each writes all but its SIMILAR_TO "
+          f"links): {' + '.join(BESIDE_THE_WRITE)} {beside:.1f} s in all; the writes waited for them "
           f"{stats.similar_wait_s:.1f} s")
     print(f"    Python inside write_documents (records, votes, pairwise SIMILAR_TO of new entities): "
           f"{stats.write_s - sum(inside.values()) - stats.similar_wait_s:.1f} s")
