@@ -187,6 +187,46 @@ def test_a_known_entity_keeps_its_embedding(service: MemoryService, ctx: CallerC
     assert healed["v"] == before["v"]
 
 
+def test_similarity_reads_beside_a_write_see_only_what_was_stored_before(runtime: Runtime, ns: str,
+                                                                         graph: neo4j.Driver,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SIMILAR_TO reads run in read transactions of their own while the write goes on (ingest/write.py).
+    Held here until the write has upserted the batch's entities, they still find only the entities stored
+    before: two new near-duplicates of one batch get the one link the batch makes in memory, not a second
+    one from the index."""
+    import graphmem.ingest.write as write
+    from graphmem.store.driver import Tx
+
+    settings = runtime.settings.model_copy(update={"similar_entity_cosine": 0.3})
+    service = MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors)
+    ctx = CallerContext.for_namespaces(ns)
+    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))  # stored before: the reads may find it
+    upserted = threading.Event()
+    held: list[bool] = []
+    run_chunked, candidates = Tx.run_chunked, write._candidates
+
+    def spy(self: Tx, name: str, /, key: str, rows: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+        result = run_chunked(self, name, key, rows, **params)
+        if name == "entities_upsert":
+            upserted.set()
+        return result
+
+    def late(namespace: str, new: list[dict[str, Any]], options: write.WriteOptions) -> list[dict[str, Any]]:
+        held.append(upserted.wait(timeout=30))
+        return candidates(namespace, new, options)
+
+    monkeypatch.setattr(Tx, "run_chunked", spy)
+    monkeypatch.setattr(write, "_candidates", late)
+    service.add_document(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve. Acme Corporation paid."))
+    assert held and all(held)  # every read ran after the upsert, in the same transaction's lifetime
+    links = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = $ns "
+                         "RETURN a.normalized_name AS a, b.normalized_name AS b", ns=ns)
+    pairs = sorted((r["a"], r["b"]) for r in links)
+    assert ("acme corporation", "acme corp") in pairs  # found in the index: stored before
+    zeta = [pair for pair in pairs if pair[0].startswith("zeta")]
+    assert len(zeta) == 1, pairs  # found in memory only: the index did not show the batch's own entities
+
+
 def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,
                                                                   ns: str, graph: neo4j.Driver) -> None:
     service.add_document(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here

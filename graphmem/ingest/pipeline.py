@@ -63,7 +63,7 @@ class PreparedDocument:
 class StageTimes:
     """Seconds spent in each stage (summed over calls), for the benchmarks: the NLP stages here, and the
     writes (``ingest/write.py``): ``write`` is a batch's whole write, ``similar`` the part of it that waits
-    for the SIMILAR_TO candidates read beside it (after the documents, facts and chunks are written)."""
+    for the SIMILAR_TO candidates read beside it (after everything but the SIMILAR_TO links is written)."""
 
     split: float = 0.0
     extract: float = 0.0
