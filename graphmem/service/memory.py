@@ -296,12 +296,14 @@ class MemoryService:
         """Models and search indexes, then real searches and exports in the namespace with the most memories
         (``Search.warm_up``, ``Exporting.warm_up``). The exports come last and on their own: if they fail, the
         models and indexes are loaded all the same, and the first exports pay for their own paths."""
-        namespace = self.core.largest_namespace()
+        settings = self.core.settings
+        # counting every namespace's memories is start-up work only when something will run there
+        namespace = self.core.largest_namespace() if settings.warm_up_searches or settings.warm_up_exports else None
         self._search.warm_up(namespace)
-        if namespace is None or not self.core.settings.warm_up_exports:
+        if namespace is None:
             return
         try:
-            self._exporting.warm_up(namespace, self.core.settings.warm_up_exports)
+            self._exporting.warm_up(namespace, settings.warm_up_exports)
         except GraphmemError:
             log.warning("warm-up exports failed; the first exports will compile their paths themselves",
                         exc_info=True)
