@@ -22,7 +22,8 @@ AND CASE
 END
 
 // The start of the walk: the given ids that are visible in the namespace and view, of the kinds asked
-// for. An entity is visible only while a fact in view mentions it.
+// for. An entity is visible only while a fact in view mentions it. A fact comes with its document's id, as
+// in `export_level`.
 // name: export_seeds
 CALL () {
   UNWIND $ids AS seed_id
@@ -30,11 +31,12 @@ CALL () {
     MATCH (n:Document {id: seed_id})
     WHERE 'document' IN $kinds AND n.namespace = $namespace
       AND ({{ in_view(n) }} OR {{ export_superseded(n) }})
-    RETURN n.id AS id, CASE WHEN {{ in_view(n) }} THEN 'document' ELSE 'unavailable' END AS kind
+    RETURN n.id AS id, CASE WHEN {{ in_view(n) }} THEN 'document' ELSE 'unavailable' END AS kind,
+           null AS document
     UNION
     MATCH (n:Fact {id: seed_id})
     WHERE 'fact' IN $kinds AND n.namespace = $namespace AND {{ in_view(n) }}
-    RETURN n.id AS id, 'fact' AS kind
+    RETURN n.id AS id, 'fact' AS kind, n.document_id AS document
     UNION
     MATCH (n:Entity {id: seed_id})
     WHERE 'entity' IN $kinds AND n.namespace = $namespace
@@ -44,13 +46,13 @@ CALL () {
       RETURN f.id AS witness
       LIMIT 1
     }
-    RETURN n.id AS id, 'entity' AS kind
+    RETURN n.id AS id, 'entity' AS kind, null AS document
   }
-  RETURN DISTINCT id, kind
+  RETURN DISTINCT id, kind, document
   ORDER BY id
   LIMIT $remaining
 }
-RETURN collect({id: id, kind: kind}) AS rows
+RETURN collect({id: id, kind: kind, document: document}) AS rows
 
 // One level of the walk, or the part of it that a part of the previous level (the frontier) reaches. The
 // frontier's nodes come as three lists of ids by kind ($documents, $facts, $entities; unavailable ones are
@@ -80,7 +82,9 @@ RETURN collect({id: id, kind: kind}) AS rows
 // (one document, the entities of one sentence: few, whatever the graph's size) are read by pattern
 // comprehensions rather than a subquery per fact, which on the bundled engine cost about 0.1 ms a fact in
 // itself (470 facts at 100k: 70 ms against 21 ms, the same rows); documents and entities, whose neighbours
-// can be many, keep a subquery that stops at $fanout_probe.
+// can be many, keep a subquery that stops at $fanout_probe. A fact comes with its `document_id` (the document
+// that CONTAINS it: facts_create makes the edge from that document), so that the count's last level
+// (export_level_documents) need not look the fact up again.
 // name: export_level
 CALL () {
   CALL () {
@@ -91,17 +95,17 @@ CALL () {
         AND ({{ in_view(m) }} OR {{ export_superseded(m) }})
       WITH m.id AS id, CASE WHEN {{ in_view(m) }} THEN 'document' ELSE 'unavailable' END AS kind
       WHERE $visited[id] IS NULL
-      RETURN DISTINCT id, kind
+      RETURN DISTINCT id, kind, null AS document
       LIMIT $fanout_probe
       UNION ALL
       MATCH (n:Document {id: item})-[:CONTAINS]->(m:Fact)
       WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      WITH m.id AS id, 'fact' AS kind
+      WITH m.id AS id, 'fact' AS kind, m.document_id AS document
       WHERE $visited[id] IS NULL
-      RETURN DISTINCT id, kind
+      RETURN DISTINCT id, kind, document
       LIMIT $fanout_probe
     }
-    RETURN item, id, kind
+    RETURN item, id, kind, document
     UNION ALL
     UNWIND $facts AS item
     MATCH (n:Fact {id: item})
@@ -110,17 +114,17 @@ CALL () {
               AND $visited[m.id] IS NULL | {id: m.id, kind: 'document'}][0..$fanout_probe]
          + [(n)-[:MENTIONS]->(m:Entity) WHERE m.namespace = $namespace AND $visited[m.id] IS NULL
               | {id: m.id, kind: 'entity'}][0..$fanout_probe] AS one
-    RETURN item, one.id AS id, one.kind AS kind
+    RETURN item, one.id AS id, one.kind AS kind, null AS document
     UNION ALL
     UNWIND $entities AS item
     CALL (item) {
       MATCH (n:Entity {id: item})<-[:MENTIONS]-(m:Fact)
       WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-      WITH m.id AS id
+      WITH m.id AS id, m.document_id AS document
       WHERE $visited[id] IS NULL
-      WITH DISTINCT id
+      WITH DISTINCT id, document
       LIMIT $fanout_probe
-      RETURN collect(id) AS facts
+      RETURN collect({id: id, kind: 'fact', document: document}) AS facts
     }
     CALL (item, facts) {
       UNWIND CASE WHEN size(facts) < $fanout_probe THEN [item] ELSE [] END AS wanted
@@ -133,10 +137,10 @@ CALL () {
       LIMIT $fanout_probe
       RETURN collect(id) AS related
     }
-    UNWIND [id IN facts | {id: id, kind: 'fact'}] + [id IN related | {id: id, kind: 'entity'}] AS one
-    RETURN item, one.id AS id, one.kind AS kind
+    UNWIND facts + [id IN related | {id: id, kind: 'entity', document: null}] AS one
+    RETURN item, one.id AS id, one.kind AS kind, one.document AS document
   }
-  WITH item, collect({id: id, kind: kind}) AS found
+  WITH item, collect({id: id, kind: kind, document: document}) AS found
   RETURN collect({pos: $position[item],
                   found: CASE WHEN size(found) > $fanout THEN found[0..$fanout] ELSE found END}) AS kept,
          sum(CASE WHEN size(found) > $fanout THEN 1 ELSE 0 END) > 0 AS cut
@@ -145,28 +149,30 @@ CALL (kept) {
   CALL (kept) {
     UNWIND kept AS k
     UNWIND k.found AS m
-    WITH m.id AS id, m.kind AS kind, min(k.pos) AS pos
+    WITH m.id AS id, m.kind AS kind, m.document AS document, min(k.pos) AS pos
     WHERE $seen[id] IS NULL
-    RETURN id, kind, pos
+    RETURN id, kind, document, pos
     ORDER BY pos, id
     LIMIT $remaining
   }
-  RETURN collect({id: id, kind: kind, pos: pos}) AS rows
+  RETURN collect({id: id, kind: kind, document: document, pos: pos}) AS rows
 }
 RETURN rows, cut
 
 // The last level of the reachable-document count (walk.py, ``Traversal.count_walk``): only the documents
 // one hop from the frontier, a fact's own document and a document's versions in view. The facts and
 // entities a whole last level would add are never counted, and a hub's facts were most of the count's
-// reads. No fan-out cap: a fact has one document, a document at most two versions next to it. Its rows
-// are ordered as `export_level`'s are; it is only read whole (the count's walk), so it takes no $seen.
+// reads. No fan-out cap: a fact has one document, a document at most two versions next to it. The facts'
+// documents come as $fact_documents, {id, pos} once each and not visited yet, with the position of the first
+// frontier fact in them (walk.py ``_fact_documents``): the walk read them where it reached the facts. Its
+// rows are ordered as `export_level`'s are; it is only read whole (the count's walk), so it takes no $seen.
 // name: export_level_documents
 CALL () {
   CALL () {
-    UNWIND $facts AS item
-    MATCH (n:Fact {id: item})<-[:CONTAINS]-(m:Document)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    RETURN m.id AS id, $position[item] AS pos
+    UNWIND $fact_documents AS item
+    MATCH (m:Document {id: item.id})
+    WHERE m.namespace = $namespace AND {{ in_view(m) }}
+    RETURN m.id AS id, item.pos AS pos
     UNION ALL
     UNWIND $documents AS item
     MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)

@@ -599,9 +599,13 @@ def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: Ca
                                                  hub: list[Document], chain: tuple[Document, Document, Document],
                                                  graph: neo4j.Driver, min_chunk: int) -> None:
     add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
+    # fact seeds: the count's last level starts from the documents the walk read with the facts (walk.py
+    # ``_fact_documents``), from the seeds at depth 1 and from facts reached over entities and documents at 3
+    facts = [row["id"] for row in query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.id IN $ids "
+                                               "RETURN f.id AS id ORDER BY f.id", ids=[hub[1].id, chain[1].id])]
     exact = 0
     for seed_ids, depth in (([hub[0].id], 2), ([hub[0].id], 3), ([chain[1].id, hub[3].id], 4),
-                            ([chain[0].id], 1)):
+                            ([chain[0].id], 1), (facts, 1), (facts, 3)):
         truth, truth_edges = brute_force_walk(graph, ns, seed_ids, depth)
         reachable = sum(1 for kind in truth.values() if kind == "document")
         pages = all_pages(service, ctx, ns, {"kind": "ids", "ids": seed_ids},
