@@ -84,7 +84,7 @@ RETURN collect({id: id, kind: kind, document: document}) AS rows
 // itself (470 facts at 100k: 70 ms against 21 ms, the same rows); documents and entities, whose neighbours
 // can be many, keep a subquery that stops at $fanout_probe. A fact comes with its `document_id` (the document
 // that CONTAINS it: facts_create makes the edge from that document), so that the count's last level
-// (export_level_documents) need not look the fact up again.
+// (walk.py ``Traversal._last_level``) need not read it again.
 // name: export_level
 CALL () {
   CALL () {
@@ -159,33 +159,16 @@ CALL (kept) {
 }
 RETURN rows, cut
 
-// The last level of the reachable-document count (walk.py, ``Traversal.count_walk``): only the documents
-// one hop from the frontier, a fact's own document and a document's versions in view. The facts and
-// entities a whole last level would add are never counted, and a hub's facts were most of the count's
-// reads. No fan-out cap: a fact has one document, a document at most two versions next to it. The facts'
-// documents come as $fact_documents, {id, pos} once each and not visited yet, with the position of the first
-// frontier fact in them (walk.py ``_fact_documents``): the walk read them where it reached the facts. Its
-// rows are ordered as `export_level`'s are; it is only read whole (the count's walk), so it takes no $seen.
+// The versions in view next to the documents of the reachable-document count's last level (walk.py,
+// ``Traversal._last_level``, which adds the documents of the frontier's facts, known from where the walk
+// reached them, and orders the level), each with the position of the first frontier document next to it. No
+// fan-out cap: a document has at most two versions next to it.
 // name: export_level_documents
-CALL () {
-  CALL () {
-    UNWIND $fact_documents AS item
-    MATCH (m:Document {id: item.id})
-    WHERE m.namespace = $namespace AND {{ in_view(m) }}
-    RETURN m.id AS id, item.pos AS pos
-    UNION ALL
-    UNWIND $documents AS item
-    MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
-    WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
-    RETURN m.id AS id, $position[item] AS pos
-  }
-  WITH id, min(pos) AS pos
-  WHERE $visited[id] IS NULL
-  RETURN id, pos
-  ORDER BY pos, id
-  LIMIT $remaining
-}
-RETURN collect({id: id, kind: 'document', pos: pos}) AS rows, false AS cut
+UNWIND $documents AS item
+MATCH (n:Document {id: item})-[:PREVIOUS_VERSION]-(m:Document)
+WHERE n.namespace = $namespace AND m.namespace = $namespace AND {{ in_view(m) }}
+WITH m.id AS id, min($position[item]) AS pos
+RETURN collect({id: id, pos: pos}) AS rows
 
 // The state of a walk between the pages of one export (graphmem/export/page.py): the nodes walked so far,
 // in order, so that a later page goes on from there instead of walking the earlier pages again, and the

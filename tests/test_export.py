@@ -397,7 +397,8 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     count_walk = spy.of(counting=True)
     assert [name for name, _, _ in page_walk + count_walk].count("export_seeds") == 2
     assert {name for name, _, _ in count_walk} <= set(walking)
-    assert all(rows <= params["remaining"] for _, params, rows in page_walk + count_walk)
+    assert all(rows <= params["remaining"] for name, params, rows in page_walk + count_walk
+               if name != "export_level_documents")  # the versions next to a count's last level: no more than 2 each
     # parts of levels until the page's nodes and one more are known, what the last part reads beyond them
     # cut at READ_AHEAD_PAGES pages
     assert sum(rows for _, _, rows in page_walk) <= READ_AHEAD_PAGES * 7 + 1
@@ -419,10 +420,11 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
     result = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 5})
     first_level = next(rows for name, params, rows in spy.of(counting=False) if name == "export_level")
     assert first_level == 5  # of its 12 facts and the entities it is related to, only 5 reach the driver
-    # the page walk's two levels, and the count's: its last level reads documents only
+    # the page walk's two levels, and the count's first: its last level, the documents of the hub's facts, is
+    # known from the facts (and there is no document in its frontier whose versions it would read)
     assert [name for name, _, _ in spy.of(counting=False) if name.startswith("export_level")] == [
         "export_level", "export_level"]
-    assert [name for name, _, _ in spy.of(counting=True)] == ["export_seeds", "export_level", "export_level_documents"]
+    assert [name for name, _, _ in spy.of(counting=True)] == ["export_seeds", "export_level"]
     assert [n.depth for n in result.nodes].count(1) == 5
     assert result.truncated and result.next_cursor is None  # one page, but the fan-out left nodes out
     # all twelve memories are reachable within two hops; the count is exact (below 10 x max_documents)
@@ -443,6 +445,24 @@ def test_fanout_caps_a_hub_entity(service: MemoryService, ctx: CallerContext, ns
 
     whole = export(service, ctx, ns, kafka, {"depth": 2, "fanout": 500})
     assert not whole.truncated and whole.coverage == 1.0 and whole.total_documents == whole.reachable_documents == 12
+
+
+def test_the_counts_last_level_reaches_the_versions_next_to_its_documents(
+        service: MemoryService, ctx: CallerContext, ns: str, chain: tuple[Document, Document, Document],
+        graph: neo4j.Driver) -> None:
+    """The count's last level adds the documents of its frontier's facts without reading them, and reads the
+    versions next to its frontier's documents (``export_level_documents``): with superseded versions in view,
+    v1 is reached over v2's PREVIOUS_VERSION edge at the last level."""
+    v1, v2, _ = chain
+    fact = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id ORDER BY f.position "
+                        "LIMIT 1", id=v2.id)[0]["id"]
+    seed = {"kind": "ids", "ids": [fact]}
+    for view, reachable in ((View(include_superseded=True), 2), (CURRENT, 1)):
+        result = service.export(ctx, ns, request(seed, {"depth": 2, "max_nodes": 2}, view))
+        assert result.truncated and not result.coverage_is_upper_bound
+        assert result.total_documents == 1 and result.reachable_documents == reachable
+    whole = service.export(ctx, ns, request(seed, {"depth": 2}, View(include_superseded=True)))
+    assert {n.id for n in whole.nodes if n.kind == "document"} == {v1.id, v2.id}  # what the count counted
 
 
 def test_a_hubs_fanout_takes_its_newest_facts(service: MemoryService, ctx: CallerContext, ns: str,
@@ -595,12 +615,33 @@ def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str],
     return reached, edges
 
 
+def test_a_fact_and_its_document_share_their_view_flags(service: MemoryService, ctx: CallerContext, ns: str,
+                                                        chain: tuple[Document, Document, Document],
+                                                        graph: neo4j.Driver) -> None:
+    """The count's last level takes a fact in view to mean its document is in view (``export_level_documents``):
+    every statement that changes a document's view flags changes its facts' alike, in the same transaction."""
+    kept = add(service, ctx, ns, "Bob Stone runs the Oslo office. Bob Stone hired Dana Reyes.")
+    redacted = add(service, ctx, ns, "Carol Diaz approved the Lisbon budget. Carol Diaz signed it.")
+    service.forget(ctx, kept.id, ForgetRequest(mode=ForgetMode.soft))
+    service.restore(ctx, kept.id)
+    service.update_document(ctx, kept.id, UpdateInput(content="Bob Stone runs the Bergen office now."))
+    service.forget(ctx, redacted.id, ForgetRequest(mode=ForgetMode.redact))
+    rows = query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.namespace = $ns "
+                        "RETURN d.is_latest = f.is_latest AND d.is_forgotten = f.is_forgotten "
+                        "AND d.recorded_at = f.recorded_at "
+                        "AND coalesce(d.superseded_at, -1) = coalesce(f.superseded_at, -1) AS same, "
+                        "d.is_latest AS latest, d.is_forgotten AS forgotten", ns=ns)
+    assert rows and all(row["same"] for row in rows)
+    assert {(row["latest"], row["forgotten"]) for row in rows} == {(True, False), (False, False), (True, True)}
+
+
 def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: CallerContext, ns: str,
                                                  hub: list[Document], chain: tuple[Document, Document, Document],
                                                  graph: neo4j.Driver, min_chunk: int) -> None:
     add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
     # fact seeds: the count's last level starts from the documents the walk read with the facts (walk.py
-    # ``_fact_documents``), from the seeds at depth 1 and from facts reached over entities and documents at 3
+    # ``_fact_documents``), from the seeds at depth 1 and from facts reached over entities at 3 (facts reached
+    # over documents: the hub's document seed at depth 2)
     facts = [row["id"] for row in query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.id IN $ids "
                                                "RETURN f.id AS id ORDER BY f.id", ids=[hub[1].id, chain[1].id])]
     exact = 0
@@ -623,6 +664,7 @@ def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: Ca
             exact += 1
             assert all(p.reachable_documents == reachable for p in pages)
             assert first.coverage == pytest.approx(first.total_documents / reachable if reachable else 1.0)
+        assert seed_ids != facts or not first.coverage_is_upper_bound  # the fact seeds' counts are exact
     assert exact >= 3  # most of these graphs are small enough to count exactly
 
 

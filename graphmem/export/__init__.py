@@ -46,9 +46,10 @@ page is not the whole reachable graph: other pages exist, or the fan-out cap lef
 is this page's documents over the documents reachable from the seeds within ``depth`` in the view, counted up to
 ten times the caps. It is 1.0, without further work, when nothing is truncated; otherwise the reachable
 documents are counted once, on the first page, by a second walk whose caps are ten times the page's: ``10 x
-max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout`` neighbours per node; its last level reads
+max_documents`` documents, ``10 x max_nodes`` nodes, ``10 x fanout`` neighbours per node; its last level holds
 only documents (the facts and entities there add nothing to the count, and a hub's facts were most of its
-reads). When it hits one of them the count is a lower bound, so ``coverage`` is an upper bound and
+reads): its facts' documents, known from where the walk reached the facts, and the versions next to its
+documents. When it hits one of them the count is a lower bound, so ``coverage`` is an upper bound and
 ``coverage_is_upper_bound`` says so. The count walks in a read transaction of its own, beside the page's. It
 travels in the cursor to later pages.
 

@@ -130,20 +130,43 @@ class Traversal:
         earlier levels, ``level`` what this level holds so far. (``visited`` and ``seen`` are maps id -> true:
         the statement asks them once per candidate neighbour, and a list is scanned; at 100k facts a count
         walk's level took half its time in ``NOT id IN $visited``.)"""
-        ids = {kind: [node.id for node in part if node.kind == kind] for kind in ("document", "fact", "entity")}
-        visited = dict.fromkeys((node.id for node in before), True)
         if last:
-            row = self.tx.single("export_level_documents", documents=ids["document"],
-                                 fact_documents=_fact_documents(part, offset, visited), visited=visited,
-                                 position={node.id: offset + i for i, node in enumerate(part)
-                                           if node.kind == "document"},
-                                 remaining=remaining, **self.scope)
-        else:
-            row = self.tx.single("export_level", documents=ids["document"], facts=ids["fact"],
-                                 entities=ids["entity"], position={node.id: offset + i for i, node in enumerate(part)},
-                                 visited=visited, seen=dict.fromkeys((node.id for node in level), True),
-                                 fanout=fanout, fanout_probe=fanout + 1, remaining=remaining, **self.scope)
+            return self._last_level(part, offset, before, remaining), False
+        ids = {kind: [node.id for node in part if node.kind == kind] for kind in ("document", "fact", "entity")}
+        row = self.tx.single("export_level", documents=ids["document"], facts=ids["fact"], entities=ids["entity"],
+                             position={node.id: offset + i for i, node in enumerate(part)},
+                             visited=dict.fromkeys((node.id for node in before), True),
+                             seen=dict.fromkeys((node.id for node in level), True),
+                             fanout=fanout, fanout_probe=fanout + 1, remaining=remaining, **self.scope)
         return (row["rows"], row["cut"]) if row is not None else ([], False)
+
+    def _last_level(self, part: list[Reached], offset: int, before: list[Reached],
+                    remaining: int) -> list[dict[str, Any]]:
+        """The count's last level (``documents_last``): the documents next to ``part`` that the walk has not
+        visited, ordered as ``export_level`` orders a level (by the position of the first frontier node that
+        reaches each, then id) and cut at ``remaining``. A fact's document is the one it was read with
+        (``Reached.document``), and nothing is read for it: a fact and its document always share their view
+        flags (every statement that changes a document's changes its facts' in the same transaction; tested), so
+        a fact in view has its document in view. Only the versions next to the part's documents are read
+        (``export_level_documents``). Looking each fact up again and following its CONTAINS edge took 74.5 ms
+        a last level (p50, about 2,300 facts, 20 count walks of query seeds at 100k facts replayed 4 times);
+        reading only the 1,900 documents by id 47.5 ms; passing them to the statement to be ordered there, with
+        no read, 28 ms. The whole count walk beside its page (50 query seeds at 100k facts, 3 passes, two
+        processes each way, alternating): p50 165-211 ms before this stop, 103-143 ms now, the same counts."""
+        first: dict[str, int] = {}
+        for i, node in enumerate(part):
+            if node.kind == "fact":
+                if node.document is None:
+                    raise AssertionError(f"fact {node.id} reached without its document")  # a kept walk's node
+                first.setdefault(node.document, offset + i)
+        documents = {node.id: offset + i for i, node in enumerate(part) if node.kind == "document"}
+        if documents:
+            for row in self.tx.collected("export_level_documents", documents=list(documents), position=documents,
+                                         **self.scope):
+                first[row["id"]] = min(first.get(row["id"], row["pos"]), row["pos"])
+        visited = {node.id for node in before}
+        kept = sorted((pos, id) for id, pos in first.items() if id not in visited)[:remaining]
+        return [{"id": id, "kind": "document", "pos": pos} for pos, id in kept]
 
     def count_walk(self, caps: ExportCaps) -> Walk:
         """The walk that counts the documents reachable within ``depth`` ignoring the page caps
@@ -152,24 +175,6 @@ class Traversal:
         Its last level reads documents only: nothing else there adds to the count."""
         return self.walk(fanout=COUNT_FACTOR * caps.fanout, budget=COUNT_FACTOR * caps.max_nodes,
                          document_ceiling=COUNT_FACTOR * caps.max_documents, documents_last=True)
-
-
-def _fact_documents(part: list[Reached], offset: int, visited: dict[str, bool]) -> list[dict[str, Any]]:
-    """The documents of the facts in ``part`` that the walk has not visited, each once, with the position in
-    the frontier of the first fact that reaches it (``export_level_documents``). The facts' documents are
-    known from where the walk reached them, so the statement looks up only the documents: looking each fact
-    up again and following its CONTAINS edge took 74.5 ms a last level (p50, about 2,300 facts, 20 count walks
-    of query seeds at 100k facts replayed 4 times), reading 1,900 documents by id 47.5 ms, the same rows. The
-    whole count walk, beside its page (50 query seeds, 3 passes, two processes each way, alternating): p50
-    187-246 → 151-183 ms, the same counts."""
-    first: dict[str, int] = {}
-    for i, node in enumerate(part):
-        if node.kind == "fact":
-            if node.document is None:
-                raise AssertionError(f"fact {node.id} reached without its document")  # a kept walk's node
-            if node.document not in visited:
-                first.setdefault(node.document, offset + i)
-    return [{"id": document, "pos": pos} for document, pos in first.items()]
 
 
 def reachable_documents(count: Walk, caps: ExportCaps, included: list[Reached]) -> tuple[int, bool]:
