@@ -1,8 +1,9 @@
 // The bounded evidence-graph export (graphmem/export/): a breadth-first walk, a level in one statement or
 // in parts of its frontier, over CONTAINS, MENTIONS, RELATES and PREVIOUS_VERSION in both directions, inside
 // one namespace and one time view. The caps are applied here, in the database: at most $fanout new
-// neighbours per node (in the engine's adjacency order) and at most $remaining rows per statement, so the
-// driver never receives more than the walk's budget. Every pattern starts at the node already known: the bundled
+// neighbours per node (in the engine's adjacency order) and at most $remaining rows per statement that walks
+// (export_level_documents has no limit: at most two versions next to each document it is given), so the driver
+// never receives more than the walk's budget. Every pattern starts at the node already known: the bundled
 // engine's planner starts where a pattern is written, and starting at the other end scanned the whole label
 // (measured: a 1,600-node page's edges took 16 s that way, 0.5 s this way). Statements that return hundreds
 // of rows return them as one row, `collect({...}) AS rows` (``Tx.collected``): the bundled engine sends each

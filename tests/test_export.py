@@ -397,8 +397,8 @@ def test_caps_hold_at_the_driver(service: MemoryService, ctx: CallerContext, ns:
     count_walk = spy.of(counting=True)
     assert [name for name, _, _ in page_walk + count_walk].count("export_seeds") == 2
     assert {name for name, _, _ in count_walk} <= set(walking)
-    assert all(rows <= params["remaining"] for name, params, rows in page_walk + count_walk
-               if name != "export_level_documents")  # the versions next to a count's last level: no more than 2 each
+    assert all(rows <= (2 * len(params["documents"]) if name == "export_level_documents" else params["remaining"])
+               for name, params, rows in page_walk + count_walk)  # the versions next to a count's last documents
     # parts of levels until the page's nodes and one more are known, what the last part reads beyond them
     # cut at READ_AHEAD_PAGES pages
     assert sum(rows for _, _, rows in page_walk) <= READ_AHEAD_PAGES * 7 + 1
@@ -457,8 +457,11 @@ def test_the_counts_last_level_reaches_the_versions_next_to_its_documents(
     fact = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.id AS id ORDER BY f.position "
                         "LIMIT 1", id=v2.id)[0]["id"]
     seed = {"kind": "ids", "ids": [fact]}
+    # a page of the seed and its whole first level (v2 and the fact's entities): v1 is not on it, so only the
+    # count can find it
+    first_level = len(service.export(ctx, ns, request(seed, {"depth": 1})).nodes)
     for view, reachable in ((View(include_superseded=True), 2), (CURRENT, 1)):
-        result = service.export(ctx, ns, request(seed, {"depth": 2, "max_nodes": 2}, view))
+        result = service.export(ctx, ns, request(seed, {"depth": 2, "max_nodes": first_level}, view))
         assert result.truncated and not result.coverage_is_upper_bound
         assert result.total_documents == 1 and result.reachable_documents == reachable
     whole = service.export(ctx, ns, request(seed, {"depth": 2}, View(include_superseded=True)))
@@ -618,7 +621,7 @@ def brute_force_walk(graph: neo4j.Driver, ns: str, seed_ids: list[str],
 def test_a_fact_and_its_document_share_their_view_flags(service: MemoryService, ctx: CallerContext, ns: str,
                                                         chain: tuple[Document, Document, Document],
                                                         graph: neo4j.Driver) -> None:
-    """The count's last level takes a fact in view to mean its document is in view (``export_level_documents``):
+    """The count's last level takes a fact in view to mean its document is in view (``Traversal._last_level``):
     every statement that changes a document's view flags changes its facts' alike, in the same transaction."""
     kept = add(service, ctx, ns, "Bob Stone runs the Oslo office. Bob Stone hired Dana Reyes.")
     redacted = add(service, ctx, ns, "Carol Diaz approved the Lisbon budget. Carol Diaz signed it.")
@@ -640,7 +643,7 @@ def test_completeness_matches_a_brute_force_walk(service: MemoryService, ctx: Ca
                                                  graph: neo4j.Driver, min_chunk: int) -> None:
     add(service, ctx, ns, "Priya Raman leads Project Falcon at Corvid Works. Project Falcon uses Kafka.")
     # fact seeds: the count's last level starts from the documents the walk read with the facts (walk.py
-    # ``_fact_documents``), from the seeds at depth 1 and from facts reached over entities at 3 (facts reached
+    # ``Traversal._last_level``), from the seeds at depth 1 and from facts reached over entities at 3 (facts reached
     # over documents: the hub's document seed at depth 2)
     facts = [row["id"] for row in query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.id IN $ids "
                                                "RETURN f.id AS id ORDER BY f.id", ids=[hub[1].id, chain[1].id])]

@@ -22,7 +22,7 @@ class Reached:
     kind: NodeKind
     depth: int
     # a fact's document (its ``document_id``, the document that CONTAINS it), read where the walk reached the
-    # fact; the count's last level starts from it (``Traversal._level``). None for other kinds, and for facts
+    # fact; the count's last level starts from it (``Traversal._last_level``). None for other kinds, and for facts
     # of a kept walk (page.py), which the count never goes on from.
     document: str | None = field(default=None, compare=False)
 
@@ -150,9 +150,10 @@ class Traversal:
         a fact in view has its document in view. Only the versions next to the part's documents are read
         (``export_level_documents``). Looking each fact up again and following its CONTAINS edge took 74.5 ms
         a last level (p50, about 2,300 facts, 20 count walks of query seeds at 100k facts replayed 4 times);
-        reading only the 1,900 documents by id 47.5 ms; passing them to the statement to be ordered there, with
-        no read, 28 ms. The whole count walk beside its page (50 query seeds at 100k facts, 3 passes, two
-        processes each way, alternating): p50 165-211 ms before this stop, 103-143 ms now, the same counts."""
+        reading only the 1,900 documents by id 47.5 ms; passing them to a statement to be ordered there, with
+        no read, 28 ms; now no statement runs unless the part holds documents. The whole count walk beside its
+        page (50 query seeds at 100k facts, 3 passes, two processes each way, alternating): p50 165-211 ms
+        before this stop, 103-143 ms now, the same counts."""
         first: dict[str, int] = {}
         for i, node in enumerate(part):
             if node.kind == "fact":
@@ -172,7 +173,7 @@ class Traversal:
         """The walk that counts the documents reachable within ``depth`` ignoring the page caps
         (``reachable_documents``): every cap ten times the page's (documents, nodes, fan-out per node).
         Without a fan-out cap it read every fact of every hub on the way: 2.9 s for one export at 100k facts.
-        Its last level reads documents only: nothing else there adds to the count."""
+        Its last level holds documents only: nothing else there adds to the count."""
         return self.walk(fanout=COUNT_FACTOR * caps.fanout, budget=COUNT_FACTOR * caps.max_nodes,
                          document_ceiling=COUNT_FACTOR * caps.max_documents, documents_last=True)
 
