@@ -4,8 +4,8 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
 
 * load: facts/s through the real write path (``ingest.write.write_documents`` in ``store.write``
   transactions of ~``--batch-facts`` facts, then ``sync_type_labels``, as the service does), with the
-  seconds per Cypher statement and the Python time inside the transactions; the benchmark's own generation
-  of the synthetic documents is timed apart;
+  seconds per Cypher statement, the commits and the rest (Python and the driver); the benchmark's own
+  generation of the synthetic documents is timed apart;
 * ``service.search(ctx, query)`` p50/p95 (hybrid, the query embedded by the real model) over ``--queries``
   queries after ``--warmup`` warm-up queries, and the first (cold) search after the load; then the same
   queries with ``limit=100`` and through ``search_documents`` (what the HTTP search serves), and the ratio
@@ -166,7 +166,7 @@ class LoadStats:
     batch_facts: list[int] = field(default_factory=list)
     statements: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     similar_wait_s: float = 0.0  # what the writes waited for the similarity reads beside them
-    commit_s: float = 0.0  # the write transactions' commits (the engine updates its indexes then)
+    commit_s: float = 0.0  # the loading thread's commits, write and label transactions (the engine updates its indexes)
 
 
 class Corpus:
