@@ -16,7 +16,7 @@ import pytest
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from helpers import engine_processes, graph_driver, make_settings
+from helpers import engine_processes, graph_driver, make_settings, query
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -42,6 +42,19 @@ def graph(runtime: Runtime) -> Iterator[neo4j.Driver]:
     """An independent driver for checking what is really in the graph."""
     with graph_driver(runtime) as driver:
         yield driver
+
+
+@pytest.fixture(autouse=True)
+def jobs_of_this_test_only(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The job queue is one per engine, shared by every namespace (``job_next`` claims the oldest head of any
+    namespace): a job one test leaves queued (``test_body_caps`` leaves 30 memories of 95 KB) would be what
+    the next test's worker claims first, in whichever worker process pytest-xdist runs it. So the jobs a test
+    left unfinished in the shared engine are deleted when it ends."""
+    driver = request.getfixturevalue("graph") if "runtime" in request.fixturenames else None
+    yield
+    if driver is not None:
+        query(driver, "MATCH (j:Job) WHERE j.namespace = '_system' AND j.status IN ['queued', 'running'] "
+                      "DETACH DELETE j")
 
 
 @pytest.fixture
