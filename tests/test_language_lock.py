@@ -21,15 +21,38 @@ class CountingLock:
     """The real lock, counting who takes it."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = language.TurnLock()
         self.taken: list[str] = []
 
     def __enter__(self) -> None:
-        self._lock.acquire()
+        self._lock.__enter__()
         self.taken.append(threading.current_thread().name)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._lock.release()
+        self._lock.__exit__(kind, exc, tb)
+
+
+def test_the_language_lock_is_taken_in_turns() -> None:
+    """A caller waiting for the lock gets it before its holder's next turn (an ingest's next chunk): with a
+    plain lock the holder, releasing and asking again at once, wins that race most of the time."""
+    lock = language.TurnLock()
+    order: list[str] = []
+
+    def search() -> None:
+        with lock:
+            order.append("search")
+
+    with lock:
+        order.append("chunk 1")
+        waiting = threading.Thread(target=search)
+        waiting.start()
+        deadline = time.monotonic() + 10
+        while lock._next < 2 and time.monotonic() < deadline:  # the search has drawn its ticket
+            time.sleep(0.001)
+    with lock:
+        order.append("chunk 2")
+    waiting.join(timeout=10)
+    assert order == ["chunk 1", "search", "chunk 2"]
 
 
 def test_triple_search_takes_the_language_lock(service: MemoryService, ctx: CallerContext, ns: str,

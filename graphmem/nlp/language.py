@@ -77,10 +77,32 @@ def get_language(patterns_file: Path | None = None) -> Language:
     return nlp
 
 
+class TurnLock:
+    """A lock taken in turns, first come first served. A plain ``threading.Lock`` is not fair: an ingest
+    that releases it between chunks takes it again at once, and a search waiting for it may lose that race
+    chunk after chunk; here the search's turn comes before the ingest's next chunk."""
+
+    def __init__(self) -> None:
+        self._turns = threading.Condition()
+        self._next = 0  # the ticket the next caller draws
+        self._serving = 0  # the ticket whose turn it is
+
+    def __enter__(self) -> None:
+        with self._turns:
+            ticket = self._next
+            self._next += 1
+            self._turns.wait_for(lambda: self._serving == ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._turns:
+            self._serving += 1
+            self._turns.notify_all()
+
+
 # spaCy pipelines are not documented as thread-safe: every use takes this lock, through the two functions
 # below (the embedder does not: it keeps overlapping with spaCy).
-_LOCK = threading.Lock()
-LOCK_CHUNK = 32  # texts parsed per turn of the lock: a query waits for at most one chunk of an ingest
+_LOCK = TurnLock()
+LOCK_CHUNK = 32  # texts parsed per turn of the lock: a query waits for at most one chunk of each ingest
 
 
 def parse(texts: Sequence[str], patterns_file: Path | None = None) -> list[Doc]:
