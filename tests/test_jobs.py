@@ -125,10 +125,14 @@ def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: Memor
             process.kill()
     assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS c", ns=ns) == [{"c": 0}]
 
-    settings = runtime.settings.model_copy(update={"job_lease_s": 2.0})
-    takeover = JobWorker(runtime.store, settings, runtime.job_worker().apply)
+    # the takeover's clock is set against the lease the dead worker left (a real clock gave it the lease's
+    # 2 s less what the kill and the checks took, little on a busy machine)
+    (lease,) = [row["until"] for row in query(graph, "MATCH (j:Job {id: $id}) RETURN j.lease_until AS until",
+                                              id=job.id)]
+    clock = [lease - 500]
+    takeover = JobWorker(runtime.store, runtime.settings, runtime.job_worker().apply, clock=lambda: clock[0])
     assert not takeover.run_once()  # the dead worker's lease still holds
-    time.sleep(2.2)
+    clock[0] = lease + 1
     assert takeover.run_once()
     finished = service.job_status(ctx, job.id)
     assert finished.status is JobStatus.done and finished.attempts == 2
