@@ -44,17 +44,23 @@ def graph(runtime: Runtime) -> Iterator[neo4j.Driver]:
         yield driver
 
 
-@pytest.fixture(autouse=True)
-def jobs_of_this_test_only(request: pytest.FixtureRequest) -> Iterator[None]:
+def unfinished_jobs_left(request: pytest.FixtureRequest) -> Iterator[None]:
     """The job queue is one per engine, shared by every namespace (``job_next`` claims the oldest head of any
-    namespace): a job one test leaves queued (``test_body_caps`` leaves 30 memories of 95 KB) would be what
-    the next test's worker claims first, in whichever worker process pytest-xdist runs it. So the jobs a test
-    left unfinished in the shared engine are deleted when it ends."""
+    namespace): a job left queued (``test_body_caps`` leaves 30 memories of 95 KB) would be what a later
+    test's worker claims first, in whichever worker process pytest-xdist runs it. So the unfinished jobs made
+    in the scope of this fixture (a test, or a module's fixtures such as the attack suites' ``world``) are
+    deleted when it ends, and the ones that were there before it are left to their own scope."""
     driver = request.getfixturevalue("graph") if "runtime" in request.fixturenames else None
+    unfinished = ("MATCH (j:Job) WHERE j.namespace = '_system' AND j.status IN ['queued', 'running'] "
+                  "AND NOT j.id IN $before ")
+    before = [row["id"] for row in query(driver, unfinished + "RETURN j.id AS id", before=[])] if driver else []
     yield
     if driver is not None:
-        query(driver, "MATCH (j:Job) WHERE j.namespace = '_system' AND j.status IN ['queued', 'running'] "
-                      "DETACH DELETE j")
+        query(driver, unfinished + "DETACH DELETE j", before=before)
+
+
+jobs_of_this_test = pytest.fixture(autouse=True)(unfinished_jobs_left)
+jobs_of_this_module = pytest.fixture(autouse=True, scope="module")(unfinished_jobs_left)
 
 
 @pytest.fixture
