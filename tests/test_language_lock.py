@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 
@@ -53,6 +54,37 @@ def test_the_language_lock_is_taken_in_turns() -> None:
         order.append("chunk 2")
     waiting.join(timeout=10)
     assert order == ["chunk 1", "search", "chunk 2"]
+
+
+def test_a_caller_that_stops_waiting_does_not_hold_up_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiter interrupted before its turn gives the turn up: the callers after it still get theirs."""
+    lock = language.TurnLock()
+    wait_for = lock._turns.wait_for
+
+    def interrupted(predicate: Callable[[], bool], timeout: float | None = None) -> bool:
+        if threading.current_thread().name == "interrupted":
+            raise KeyboardInterrupt
+        return wait_for(predicate, timeout)
+
+    monkeypatch.setattr(lock._turns, "wait_for", interrupted)
+    got: list[str] = []
+
+    def take() -> None:
+        try:
+            with lock:
+                got.append(threading.current_thread().name)
+        except KeyboardInterrupt:
+            got.append("gave up")
+
+    with lock:
+        for name in ("interrupted", "next"):
+            thread = threading.Thread(target=take, name=name)
+            thread.start()
+            deadline = time.monotonic() + 10
+            while lock._next < (2 if name == "interrupted" else 3) and time.monotonic() < deadline:
+                time.sleep(0.001)
+    thread.join(timeout=10)
+    assert got == ["gave up", "next"]
 
 
 def test_triple_search_takes_the_language_lock(service: MemoryService, ctx: CallerContext, ns: str,

@@ -86,17 +86,30 @@ class TurnLock:
         self._turns = threading.Condition()
         self._next = 0  # the ticket the next caller draws
         self._serving = 0  # the ticket whose turn it is
+        self._abandoned: set[int] = set()  # tickets of callers that stopped waiting (an interrupt)
 
     def __enter__(self) -> None:
         with self._turns:
             ticket = self._next
             self._next += 1
-            self._turns.wait_for(lambda: self._serving == ticket)
+            try:
+                self._turns.wait_for(lambda: self._serving == ticket)
+            except BaseException:  # its turn is skipped, or every later caller would wait for ever
+                self._abandoned.add(ticket)
+                self._pass_on()
+                raise
 
     def __exit__(self, *exc: object) -> None:
         with self._turns:
             self._serving += 1
-            self._turns.notify_all()
+            self._pass_on()
+
+    def _pass_on(self) -> None:
+        """The turn goes to the next ticket still waiting (called holding ``_turns``)."""
+        while self._serving in self._abandoned:
+            self._abandoned.remove(self._serving)
+            self._serving += 1
+        self._turns.notify_all()
 
 
 # spaCy pipelines are not documented as thread-safe: every use takes this lock, through the two functions
