@@ -17,7 +17,8 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
   index answers (index top 30 vs the exact scan, recall@30 and the time of each);
 * ``service.recall`` (8 items, 1,500 tokens) and ``service.export`` (max_nodes 1,000, depth 3; seeded by a
   query or a hub entity; with the reachable documents counted, the default, and with ``count_reachable``
-  false) p50/p95 over ``--calls`` calls, with the nodes an export returns;
+  false) p50/p95 over ``--calls`` calls, with the nodes an export returns; one hub export repeated (the same
+  work each call): its p95 / p50, and each call over the one before it, what the machine alone gives;
 * resident memory of the app process and of the engine: idle with the models loaded, after each load, after
   the searches; and the seconds from the end of a load until the engine's background index builds are done
   (``runtime.settling``: what ``/ready`` waits for), before the first search is measured;
@@ -650,7 +651,8 @@ class Bench:
     def same_export(self, seed: EntitySeed, caps: ExportCaps) -> dict[str, float]:
         """One export (a hub seed, not counted) repeated: the same work each call (with, as in any export, the
         sweep of expired walks at most once a minute), so its spread is what this machine adds to any p95 of
-        the figures above: the floor under a p95 goal is about p50 times this ratio."""
+        the figures above: the floor under a p95 goal is about p50 times its p95 / p50. Each call over the
+        one before it is the floor under a ratio of two calls (page k over page 1)."""
         request = ExportRequest(seed=seed, caps=caps, count_reachable=False)
         self.service.export(self.ctx, BIG, request)
         latencies = [timed(self.service.export, self.ctx, BIG, request)[0] for _ in range(SAME_EXPORT_CALLS)]
