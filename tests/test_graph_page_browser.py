@@ -62,9 +62,16 @@ def line(pages: list[dict[str, Any]]) -> str:
 
 
 def click_node(page: Page, selector: str, double: bool = False) -> dict[str, Any]:
-    """Click the first node matching a cytoscape selector where it is drawn; returns its export node."""
+    """Click a node matching a cytoscape selector where it is drawn, the one farthest from any other node (the
+    layout is random: a node drawn over another would take the click); returns its export node."""
     found = page.evaluate("""(selector) => {
-        const node = window.graphmem.cy.$(selector)[0];
+        const cy = window.graphmem.cy;
+        const clearance = (node) => {
+            const at = node.renderedPosition();
+            return Math.min(...cy.nodes().filter(other => other.id() !== node.id())
+                .map(other => Math.hypot(other.renderedPosition().x - at.x, other.renderedPosition().y - at.y)));
+        };
+        const node = cy.$(selector).max(clearance).ele;
         const at = node.renderedPosition();
         return {x: at.x, y: at.y, node: node.data('node')};
     }""", selector)
