@@ -33,6 +33,13 @@ class CountingLock:
         self._lock.__exit__(kind, exc, tb)
 
 
+def drawn(lock: language.TurnLock, tickets: int) -> None:
+    """Wait until ``tickets`` callers have drawn their tickets: the holder and those now waiting."""
+    deadline = time.monotonic() + 10
+    while lock._next < tickets and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def test_the_language_lock_is_taken_in_turns() -> None:
     """A caller waiting for the lock gets it before its holder's next turn (an ingest's next chunk): with a
     plain lock the holder, releasing and asking again at once, wins that race most of the time."""
@@ -47,9 +54,7 @@ def test_the_language_lock_is_taken_in_turns() -> None:
         order.append("chunk 1")
         waiting = threading.Thread(target=search)
         waiting.start()
-        deadline = time.monotonic() + 10
-        while lock._next < 2 and time.monotonic() < deadline:  # the search has drawn its ticket
-            time.sleep(0.001)
+        drawn(lock, 2)  # the search waits
     with lock:
         order.append("chunk 2")
     waiting.join(timeout=10)
@@ -80,9 +85,7 @@ def test_a_caller_that_stops_waiting_does_not_hold_up_the_next(monkeypatch: pyte
         for name in ("interrupted", "next"):
             thread = threading.Thread(target=take, name=name)
             thread.start()
-            deadline = time.monotonic() + 10
-            while lock._next < (2 if name == "interrupted" else 3) and time.monotonic() < deadline:
-                time.sleep(0.001)
+            drawn(lock, 2 if name == "interrupted" else 3)  # it waits, in this order
     thread.join(timeout=10)
     assert got == ["gave up", "next"]
 
