@@ -67,6 +67,13 @@ class EmbedderChoice(StrEnum):
     hashing = "hashing"  # deterministic feature hashing: tests only, chosen explicitly
 
 
+class EngineCollector(StrEnum):
+    """The bundled engine's garbage collector (``graphmem/store/engine.py``, ``COLLECTOR_FLAGS``)."""
+
+    parallel = "parallel"  # the default: no concurrent marking to take a core from the queries
+    g1 = "g1"  # Java's own default
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_file=".env", extra="ignore")
 
@@ -84,6 +91,7 @@ class Settings(BaseSettings):
     engine_http_port: int | None = Field(None, ge=1, le=65535, description="None = pick a free port once")
     engine_bolt_port: int | None = Field(None, ge=1, le=65535, description="None = pick a free port once")
     engine_heap: str = Field("1g", pattern=r"^[0-9]+[kKmMgG]$")
+    engine_gc: EngineCollector = EngineCollector.parallel
     engine_database: str = Field("graphmem", pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
     engine_start_timeout_s: float = Field(90.0, gt=0)
     engine_stop_timeout_s: float = Field(20.0, gt=0)

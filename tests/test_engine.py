@@ -18,10 +18,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
+from graphmem.config import EngineCollector
 from graphmem.errors import EngineError, Unavailable
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
-from graphmem.store.engine import BundledEngine, EngineState
+from graphmem.store.engine import GC_LOG, BundledEngine, EngineState
 from helpers import engine_processes, make_settings
 
 CLI = [sys.executable, "-m", "graphmem.cli"]
@@ -187,6 +188,16 @@ def test_owned_engine_outlives_the_thread_that_started_it(data_dir: Path) -> Non
     time.sleep(1.0)
     assert engine.status().running, "the engine died with the thread that started it"
     engine.stop()
+
+
+@pytest.mark.parametrize(("collector", "name"), [(EngineCollector.parallel, "Parallel"), (EngineCollector.g1, "G1")])
+def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineCollector, name: str) -> None:
+    """The collector the JVM says it runs, in its own log (``gc.log`` in the engine's root)."""
+    engine = BundledEngine(make_settings(data_dir, engine_gc=collector))
+    _, started = engine.ensure_running(owned=True)
+    assert started
+    first = (engine.root / GC_LOG).read_text(encoding="utf-8").splitlines()[0]
+    assert first.endswith(f"Using {name}"), first
 
 
 def test_failed_start_shows_the_engine_log(data_dir: Path) -> None:

@@ -3,7 +3,7 @@ speaks Bolt on 127.0.0.1.
 
 Files in the data directory:
 
-* ``engine/``            ArcadeDB's root (databases, config, logs);
+* ``engine/``            ArcadeDB's root (databases, config, logs; ``gc.log``: the JVM's collector and its pauses);
 * ``engine.json``        state: PID, ports, version, owner PID, start time. Ports stay recorded after a
                          stop so a restarted engine comes back where connected drivers look for it;
 * ``engine.lock``        an ``flock`` held while starting or stopping, so two processes never launch two
@@ -39,13 +39,24 @@ import neo4j
 import psutil
 from neo4j.exceptions import DriverError, Neo4jError
 
-from graphmem.config import Settings
+from graphmem.config import EngineCollector, Settings
 from graphmem.errors import EngineError
 from graphmem.store.processes import die_with_parent, free_port, gone, port_is_free, spawner
 from graphmem.store.queries import statements
 
 PACKAGE = "arcadedb-embedded"
 MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
+# The garbage collector the engine runs (``GRAPHMEM_ENGINE_GC``). The default is the parallel collector, not
+# Java's own default, G1: the engine keeps its page cache inside its heap (a quarter of it), which holds the old
+# generation above the level where G1 starts a concurrent marking, so under load G1 marked every second or two,
+# on one of the two cores the queries had (in a probe of one export repeated at 100k facts, its slow calls took
+# 140-220 ms of engine CPU against 65 ms). The parallel collector has no concurrent phase: its young pauses took
+# 3-11 ms there. Measured with benchmarks/search.py, two runs each way alternating: bulk loads at 1,293-1,296
+# against 1,143-1,171 facts/s; searches and exports alike within the runs' spread.
+# The collector in use and its every pause, in the engine's root (its working directory): two files of 10 MB at most.
+GC_LOG = "gc.log"
+COLLECTOR_FLAGS: dict[EngineCollector, str] = {EngineCollector.parallel: "-XX:+UseParallelGC",
+                                               EngineCollector.g1: "-XX:+UseG1GC"}
 
 
 @dataclass
@@ -205,6 +216,8 @@ class BundledEngine:
         command = [
             str(self.java),
             f"-Xmx{self.settings.engine_heap}",
+            COLLECTOR_FLAGS[self.settings.engine_gc],
+            f"-Xlog:gc:file={GC_LOG}:time,uptime:filecount=2,filesize=10m",
             "--add-modules=jdk.incubator.vector",
             "--enable-native-access=ALL-UNNAMED",
             f"-Darcadedb.server.rootPath={self.root}",
