@@ -18,7 +18,9 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
 * ``service.recall`` (8 items, 1,500 tokens) and ``service.export`` (max_nodes 1,000, depth 3; seeded by a
   query or a hub entity; with the reachable documents counted, the default, and with ``count_reachable``
   false) p50/p95 over ``--calls`` calls, with the nodes an export returns; one hub export repeated (the same
-  work each call): its p95 / p50, and each call over the one before it, what the machine alone gives;
+  work each call): its p95 / p50, and each call over the one before it, what the machine alone gives; and
+  what its slow calls spent that the others did not (the app's and the engine's CPU, Python's collector, stolen
+  CPU);
 * resident memory of the app process and of the engine: idle with the models loaded, after each load, after
   the searches; and the seconds from the end of a load until the engine's background index builds are done
   (``runtime.settling``: what ``/ready`` waits for), before the first search is measured;
@@ -43,13 +45,16 @@ same skew). The database records the configured model as its embedder; the synth
 dimensions.
 
     .venv/bin/python benchmarks/search.py [--sizes 10000,100000] [--embedder onnx|minilm] [--heap 4g]
+        [--engine-gc parallel|g1]
 """
 
 from __future__ import annotations
 
 import argparse
 import bisect
+import gc
 import itertools
+import os
 import random
 import re
 import statistics
@@ -69,7 +74,7 @@ import numpy as np
 import psutil
 from numpy.typing import NDArray
 
-from graphmem.config import EmbedderChoice, Settings
+from graphmem.config import EmbedderChoice, EngineCollector, Settings
 from graphmem.ingest.chunks import CHUNK_CHARS
 from graphmem.ingest.extract import Mention, Triple
 from graphmem.ingest.names import ExtractedEntity
@@ -102,6 +107,7 @@ BESIDE_THE_WRITE = ("entities_similar",)  # statements read in transactions of t
 EXPORT_DEPTH = 3  # at depth 2 the fan-out cap (50 a node) stops most exports near 300 nodes; 3 reaches 1,000
 PAGE_NODES, PAGES = 200, 6  # later pages against the first: pages of 200 nodes, up to 6 of one export
 SAME_EXPORT_CALLS = 25  # one export repeated: the machine's own spread
+SLOW_CALL = 1.4  # a call of the repeated export is slow over this many times its p50
 TYPES = ["Person", "Organization", "Place", "Technology", "Product"]
 PREDICATES = ["work with", "use", "depend on", "be in", "own", "lead", "replace", "report to"]
 MENTIONS_PER_FACT = ([0, 1, 2, 3], [0.15, 0.45, 0.30, 0.10])
@@ -312,6 +318,59 @@ class StatementTimer:
             yield self
         finally:
             Tx.run = original  # type: ignore[method-assign]
+
+
+class CallCosts:
+    """Per timed call: its seconds, the CPU seconds of the app process and of the engine process, the seconds
+    of this process's cyclic garbage collections (generations 1 and 2), and the machine's stolen CPU seconds
+    (``/proc/stat``, all cores): what a slow call spent that a fast one did not."""
+
+    COLUMNS = ("seconds", "app CPU", "engine CPU", "Python gc", "stolen")
+
+    def __init__(self, runtime: Runtime) -> None:
+        state = runtime.engine.status().state if runtime.engine is not None else None
+        self.engine = psutil.Process(state.pid) if state is not None and state.pid else None
+        self.app = psutil.Process()
+        self.rows: list[tuple[float, ...]] = []
+        self._gc_s = 0.0
+        self._gc_started = 0.0
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif info["generation"] >= 1:
+            self._gc_s += time.perf_counter() - self._gc_started
+
+    def _now(self) -> tuple[float, ...]:
+        app = self.app.cpu_times()
+        engine = self.engine.cpu_times() if self.engine is not None else None
+        with open("/proc/stat", encoding="ascii") as stat:
+            steal = int(stat.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+        return (time.perf_counter(), app.user + app.system,
+                engine.user + engine.system if engine is not None else 0.0, self._gc_s, steal)
+
+    def measure(self, fn: Callable[..., Any], *args: Any) -> float:
+        gc.callbacks.append(self._gc)
+        try:
+            before = self._now()
+            fn(*args)
+            after = self._now()
+        finally:
+            gc.callbacks.remove(self._gc)
+        self.rows.append(tuple(b - a for a, b in zip(before, after, strict=True)))
+        return self.rows[-1][0]
+
+    def print_slow(self, slow_s: float) -> None:
+        slow = [row for row in self.rows if row[0] > slow_s]
+        rest = [row for row in self.rows if row[0] <= slow_s]
+        if not slow:
+            return
+
+        def means(rows: list[tuple[float, ...]]) -> str:
+            return " / ".join(f"{1000 * statistics.mean(column):.0f}" for column in zip(*rows, strict=True))
+
+        print(f"    its {len(slow)} slow calls (over x{SLOW_CALL} its p50), ms each, {' / '.join(self.COLUMNS)}: "
+              f"{means(slow)}; the other calls: {means(rest)}")
 
 
 # ---- loading ---------------------------------------------------------------------------------------
@@ -652,10 +711,12 @@ class Bench:
         """One export (a hub seed, not counted) repeated: the same work each call (with, as in any export, the
         sweep of expired walks at most once a minute), so its spread is what this machine adds to any p95 of
         the figures above: the floor under a p95 goal is about p50 times its p95 / p50. Each call over the
-        one before it is the floor under a ratio of two calls (page k over page 1)."""
+        one before it is the floor under a ratio of two calls (page k over page 1). Where the slow calls'
+        time goes (``CallCosts``) is printed beside them."""
         request = ExportRequest(seed=seed, caps=caps, count_reachable=False)
         self.service.export(self.ctx, BIG, request)
-        latencies = [timed(self.service.export, self.ctx, BIG, request)[0] for _ in range(SAME_EXPORT_CALLS)]
+        costs = CallCosts(self.runtime)
+        latencies = [costs.measure(self.service.export, self.ctx, BIG, request) for _ in range(SAME_EXPORT_CALLS)]
         # each call over the one before it: what this machine alone gives a ratio of two calls that do the
         # same work (page k over page 1 compares two calls of one export)
         ratios = [later / earlier for earlier, later in itertools.pairwise(latencies)]
@@ -666,8 +727,8 @@ class Bench:
               f"(p95 / p50 x{out['same export p95'] / out['same export p50']:.2f}), "
               f"max / min x{max(latencies) / min(latencies):.2f}; a call over the one before it: "
               f"p50 x{percentile(ratios, .5):.2f}, p95 x{out['same export call / previous p95']:.2f}")
+        costs.print_slow(percentile(latencies, .5) * SLOW_CALL)
         return out
-
 
     def later_pages(self, queries: list[str]) -> dict[str, float]:
         """Page k of one export against its page 1: query seeds, pages of 200 nodes at depth 3, the reachable
@@ -755,6 +816,9 @@ def main() -> None:
     parser.add_argument("--embedder", choices=["onnx", "minilm"], default="onnx")
     parser.add_argument("--embed-threads", type=int, default=Settings.model_fields["embed_threads"].default)
     parser.add_argument("--heap", default="4g", help="the bundled engine's Java heap")
+    parser.add_argument("--engine-gc", choices=[c.value for c in EngineCollector],
+                        default=Settings.model_fields["engine_gc"].default.value,
+                        help="the bundled engine's garbage collector (GRAPHMEM_ENGINE_GC)")
     parser.add_argument("--batch-facts", type=int, default=750, help="facts per write transaction")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
@@ -772,11 +836,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="graphmem-search-bench-") as tmp:
         settings = Settings(_env_file=None, neo4j_uri=None, data_dir=Path(tmp),
                             embedder=EmbedderChoice(args.embedder), embed_threads=args.embed_threads,
-                            engine_heap=args.heap, transaction_timeout_s=args.tx_timeout)
+                            engine_heap=args.heap, engine_gc=EngineCollector(args.engine_gc),
+                            transaction_timeout_s=args.tx_timeout)
         seconds, runtime = timed(Runtime.open, settings)
         with runtime:
             service, store = runtime.service, runtime.store
-            print(f"engine: {runtime.versions['server']} (bundled, heap {settings.engine_heap}), started in "
+            print(f"engine: {runtime.versions['server']} (bundled, heap {settings.engine_heap}, "
+                  f"{settings.engine_gc.value} collector), started in "
                   f"{seconds:.1f} s; {psutil.cpu_count()} cores")
             seconds, embedder = timed(lambda: service.pipeline.embedder)
             embedder.embed(["warm up"])
