@@ -200,6 +200,15 @@ def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineC
     assert first.endswith(f"Using {name}"), first
 
 
+def test_a_collector_named_in_the_environment_wins(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Java reads JDK_JAVA_OPTIONS before its command line, and refuses to start with two collectors."""
+    monkeypatch.setenv("JDK_JAVA_OPTIONS", "-XX:+UseSerialGC")
+    engine = BundledEngine(make_settings(data_dir, engine_gc=EngineCollector.parallel))
+    _, started = engine.ensure_running(owned=True)
+    assert started
+    assert (engine.root / GC_LOG).read_text(encoding="utf-8").splitlines()[0].endswith("Using Serial")
+
+
 def test_failed_start_shows_the_engine_log(data_dir: Path) -> None:
     engine = BundledEngine(make_settings(data_dir, engine_heap="1k"))  # the JVM refuses so small a heap
     with pytest.raises(EngineError) as raised:

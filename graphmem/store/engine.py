@@ -26,7 +26,9 @@ import fcntl
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
+import re
 import secrets
 import subprocess
 import time
@@ -44,19 +46,35 @@ from graphmem.errors import EngineError
 from graphmem.store.processes import die_with_parent, free_port, gone, port_is_free, spawner
 from graphmem.store.queries import statements
 
+log = logging.getLogger(__name__)
+
 PACKAGE = "arcadedb-embedded"
 MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
 # The garbage collector the engine runs (``GRAPHMEM_ENGINE_GC``). The default is the parallel collector, not
-# Java's own default, G1: the engine keeps its page cache inside its heap (a quarter of it), which holds the old
-# generation above the level where G1 starts a concurrent marking, so under load G1 marked every second or two,
-# on one of the two cores the queries had (in a probe of one export repeated at 100k facts, its slow calls took
-# 140-220 ms of engine CPU against 65 ms). The parallel collector has no concurrent phase: its young pauses took
-# 3-11 ms there. Measured with benchmarks/search.py, two runs each way alternating: bulk loads at 1,293-1,296
-# against 1,143-1,171 facts/s; searches and exports alike within the runs' spread.
-# The collector in use and its every pause, in the engine's root (its working directory): two files of 10 MB at most.
-GC_LOG = "gc.log"
+# G1, Java's own default on machines of two cores or more. With G1, under load the engine marked concurrently
+# every second or two (its old generation, mostly its page cache, stayed above G1's threshold: 964 MB live of a
+# 1,644 MB heap at one remark), on one of the two cores: in a probe of one export repeated at 100k facts, the
+# slow calls took 140-220 ms of engine CPU against 65 ms for the others. The parallel collector has no concurrent
+# phase; its young pauses took 3-11 ms there. benchmarks/search.py, two runs each way alternating: bulk loads at
+# 1,293-1,296 against 1,143-1,171 facts/s; searches and exports alike within the runs' spread.
 COLLECTOR_FLAGS: dict[EngineCollector, str] = {EngineCollector.parallel: "-XX:+UseParallelGC",
                                                EngineCollector.g1: "-XX:+UseG1GC"}
+# Where the JVM also reads options (before or after its command line): a collector chosen there wins, since
+# naming two makes the JVM refuse to start.
+JAVA_OPTION_VARIABLES = ("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")
+CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+# The collector in use and its every pause, in the engine's root (its working directory): gc.log and two
+# archives of 10 MB at most (each start archives the log before it).
+GC_LOG = "gc.log"
+
+
+def collector_options(chosen: EngineCollector) -> list[str]:
+    """The JVM option for ``chosen``, or none where the environment already names a collector."""
+    for variable in JAVA_OPTION_VARIABLES:
+        if CHOSEN_COLLECTOR.search(os.environ.get(variable, "")):
+            log.info("%s names the engine's garbage collector; GRAPHMEM_ENGINE_GC is not applied", variable)
+            return []
+    return [COLLECTOR_FLAGS[chosen]]
 
 
 @dataclass
@@ -216,7 +234,7 @@ class BundledEngine:
         command = [
             str(self.java),
             f"-Xmx{self.settings.engine_heap}",
-            COLLECTOR_FLAGS[self.settings.engine_gc],
+            *collector_options(self.settings.engine_gc),
             f"-Xlog:gc:file={GC_LOG}:time,uptime:filecount=2,filesize=10m",
             "--add-modules=jdk.incubator.vector",
             "--enable-native-access=ALL-UNNAMED",
