@@ -100,6 +100,7 @@ from graphmem.runtime import Runtime
 from graphmem.store import views
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.engine import collector_options
 
 BIG = "bench-big"
 SMALL = "bench-small"
@@ -847,8 +848,9 @@ def main() -> None:
         seconds, runtime = timed(Runtime.open, settings)
         with runtime:
             service, store = runtime.service, runtime.store
+            collector = " ".join(collector_options(settings.engine_gc, settings.engine_heap)) or "JDK_JAVA_OPTIONS's"
             print(f"engine: {runtime.versions['server']} (bundled, heap {settings.engine_heap}, "
-                  f"{settings.engine_gc.value} collector), started in "
+                  f"collector {settings.engine_gc.value}: {collector}), started in "
                   f"{seconds:.1f} s; {psutil.cpu_count()} cores")
             seconds, embedder = timed(lambda: service.pipeline.embedder)
             embedder.embed(["warm up"])

@@ -190,10 +190,14 @@ def test_owned_engine_outlives_the_thread_that_started_it(data_dir: Path) -> Non
     engine.stop()
 
 
-@pytest.mark.parametrize(("collector", "name"), [(EngineCollector.parallel, "Parallel"), (EngineCollector.g1, "G1")])
-def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineCollector, name: str) -> None:
-    """The collector the JVM says it runs, in its own log (``gc.log`` in the engine's root)."""
-    engine = BundledEngine(make_settings(data_dir, engine_gc=collector))
+@pytest.mark.parametrize(("collector", "heap", "name"), [
+    (EngineCollector.auto, "1g", "G1"), (EngineCollector.auto, "4096m", "Parallel"),
+    (EngineCollector.parallel, "1g", "Parallel"), (EngineCollector.g1, "4g", "G1")])
+def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineCollector, heap: str,
+                                              name: str) -> None:
+    """The collector the JVM says it runs, in its own log (``gc.log`` in the engine's root); ``auto`` picks the
+    parallel one from a heap of 4 GiB."""
+    engine = BundledEngine(make_settings(data_dir, engine_gc=collector, engine_heap=heap))
     _, started = engine.ensure_running(owned=True)
     assert started
     first = (engine.root / GC_LOG).read_text(encoding="utf-8").splitlines()[0]

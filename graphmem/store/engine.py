@@ -50,13 +50,18 @@ log = logging.getLogger(__name__)
 
 PACKAGE = "arcadedb-embedded"
 MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
-# The garbage collector the engine runs (``GRAPHMEM_ENGINE_GC``). The default is the parallel collector, not
-# G1, Java's own default on machines of two cores or more. With G1, under load the engine marked concurrently
-# every second or two (its old generation, mostly its page cache, stayed above G1's threshold: 964 MB live of a
-# 1,644 MB heap at one remark), on one of the two cores: in a probe of one export repeated at 100k facts, the
-# slow calls took 140-220 ms of engine CPU against 65 ms for the others. The parallel collector has no concurrent
-# phase; its young pauses took 3-11 ms there. benchmarks/search.py, two runs each way alternating: bulk loads at
-# 1,293-1,296 against 1,143-1,171 facts/s; searches and exports alike within the runs' spread.
+# The garbage collector the engine runs (``GRAPHMEM_ENGINE_GC``). ``auto`` (the default) picks the parallel
+# collector when the heap is 4 GiB or more, and G1, Java's own default on two cores or more, below that.
+# With a heap of 4 GiB, at 100k facts (benchmarks/search.py, two runs each way, alternating): bulk loads at
+# 1,293-1,296 facts/s with the parallel collector against 1,143-1,171 with G1, searches and exports alike within
+# the runs' spread; G1 marked concurrently every second or two under load (the old generation, mostly the
+# engine's page cache, stayed above its threshold: 964 MB live of a 1,644 MB heap at one remark), on one of the
+# two cores, and in a probe of one export repeated the slow calls took 140-220 ms of engine CPU against 65 ms;
+# the parallel collector has no concurrent phase, and its young pauses took 3-11 ms there. With the default heap
+# of 1 GiB the live data of 100k facts leaves the parallel collector no room: it collected the whole heap 309
+# times (about 100 ms each), and search p95 rose to 150 ms, counted query exports to p50 430 ms; G1 made no full
+# collection there.
+PARALLEL_FROM_HEAP = 4 * 2**30
 COLLECTOR_FLAGS: dict[EngineCollector, str] = {EngineCollector.parallel: "-XX:+UseParallelGC",
                                                EngineCollector.g1: "-XX:+UseG1GC"}
 # Where the JVM also reads options (before or after its command line): a collector chosen there wins, since
@@ -68,12 +73,20 @@ CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
 GC_LOG = "gc.log"
 
 
-def collector_options(chosen: EngineCollector) -> list[str]:
-    """The JVM option for ``chosen``, or none where the environment already names a collector."""
+def heap_bytes(heap: str) -> int:
+    """``GRAPHMEM_ENGINE_HEAP`` (``-Xmx``'s syntax: digits and one of k, m, g) in bytes."""
+    return int(heap[:-1]) << 10 * ("kmg".index(heap[-1].lower()) + 1)
+
+
+def collector_options(chosen: EngineCollector, heap: str) -> list[str]:
+    """The JVM option for ``chosen`` (``auto``: by the ``heap`` size), or none where the environment already
+    names a collector."""
     for variable in JAVA_OPTION_VARIABLES:
         if CHOSEN_COLLECTOR.search(os.environ.get(variable, "")):
             log.info("%s names the engine's garbage collector; GRAPHMEM_ENGINE_GC is not applied", variable)
             return []
+    if chosen is EngineCollector.auto:
+        chosen = EngineCollector.parallel if heap_bytes(heap) >= PARALLEL_FROM_HEAP else EngineCollector.g1
     return [COLLECTOR_FLAGS[chosen]]
 
 
@@ -234,7 +247,7 @@ class BundledEngine:
         command = [
             str(self.java),
             f"-Xmx{self.settings.engine_heap}",
-            *collector_options(self.settings.engine_gc),
+            *collector_options(self.settings.engine_gc, self.settings.engine_heap),
             f"-Xlog:gc:file={GC_LOG}:time,uptime:filecount=2,filesize=10m",
             "--add-modules=jdk.incubator.vector",
             "--enable-native-access=ALL-UNNAMED",
