@@ -18,7 +18,7 @@ What is measured at each size (``--sizes``, loaded one after the other into the 
 * ``service.recall`` (8 items, 1,500 tokens) and ``service.export`` (max_nodes 1,000, depth 3; seeded by a
   query or a hub entity; with the reachable documents counted, the default, and with ``count_reachable``
   false) p50/p95 over ``--calls`` calls, with the nodes an export returns; one hub export repeated (the same
-  work each call): its p95 / p50, and each call over the one before it, what the machine alone gives; and
+  work each call): its p95 / p50, and each call over the one before it, the spread under any p95 and ratio; and
   what its slow calls spent that the others did not (the app's and the engine's CPU, Python's collector, stolen
   CPU);
 * resident memory of the app process and of the engine: idle with the models loaded, after each load, after
@@ -45,7 +45,7 @@ same skew). The database records the configured model as its embedder; the synth
 dimensions.
 
     .venv/bin/python benchmarks/search.py [--sizes 10000,100000] [--embedder onnx|minilm] [--heap 4g]
-        [--engine-gc parallel|g1]
+        [--engine-gc auto|parallel|g1]
 """
 
 from __future__ import annotations
@@ -716,15 +716,15 @@ class Bench:
 
     def same_export(self, seed: EntitySeed, caps: ExportCaps) -> dict[str, float]:
         """One export (a hub seed, not counted) repeated: the same work each call (with, as in any export, the
-        sweep of expired walks at most once a minute), so its spread is what this machine adds to any p95 of
-        the figures above: the floor under a p95 goal is about p50 times its p95 / p50. Each call over the
-        one before it is the floor under a ratio of two calls (page k over page 1). Where the slow calls'
+        sweep of expired walks at most once a minute), so its spread is what the run adds to any p95 of the
+        figures above: a p95 goal needs a p50 of about the goal over its p95 / p50. Each call over the
+        one before it is the spread under a ratio of two calls (page k over page 1). Where the slow calls'
         time goes (``CallCosts``) is printed beside them."""
         request = ExportRequest(seed=seed, caps=caps, count_reachable=False)
         self.service.export(self.ctx, BIG, request)
         costs = CallCosts(self.runtime)
         latencies = [costs.measure(self.service.export, self.ctx, BIG, request) for _ in range(SAME_EXPORT_CALLS)]
-        # each call over the one before it: what this machine alone gives a ratio of two calls that do the
+        # each call over the one before it: the spread of a ratio of two calls that do the
         # same work (page k over page 1 compares two calls of one export)
         ratios = [later / earlier for earlier, later in itertools.pairwise(latencies)]
         out = {"same export p50": ms(latencies, .5), "same export p95": ms(latencies, .95),
@@ -848,7 +848,7 @@ def main() -> None:
         seconds, runtime = timed(Runtime.open, settings)
         with runtime:
             service, store = runtime.service, runtime.store
-            collector = " ".join(collector_options(settings.engine_gc, settings.engine_heap)) or "JDK_JAVA_OPTIONS's"
+            collector = " ".join(collector_options(settings.engine_gc, settings.engine_heap)) or "the environment's"
             print(f"engine: {runtime.versions['server']} (bundled, heap {settings.engine_heap}, "
                   f"collector {settings.engine_gc.value}: {collector}), started in "
                   f"{seconds:.1f} s; {psutil.cpu_count()} cores")

@@ -71,8 +71,8 @@ class EngineCollector(StrEnum):
     """The bundled engine's garbage collector (``graphmem/store/engine.py``, ``collector_options``)."""
 
     auto = "auto"  # the default: parallel with a heap of 4 GiB or more, G1 with less
-    parallel = "parallel"  # bulk loads ran 10-13% faster than with G1 on two cores, with a heap of 4 GiB
-    g1 = "g1"  # Java's own default on machines of two cores or more
+    parallel = "parallel"  # bulk loads ran 10-13% faster than with G1 on two cores with a 4 GiB heap (two pairs)
+    g1 = "g1"  # Java's own default on machines of two cores and 1.8 GB or more
 
 
 class Settings(BaseSettings):

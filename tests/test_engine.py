@@ -22,7 +22,7 @@ from graphmem.config import EngineCollector
 from graphmem.errors import EngineError, Unavailable
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
-from graphmem.store.engine import GC_LOG, BundledEngine, EngineState
+from graphmem.store.engine import GC_LOG, JAVA_OPTION_VARIABLES, BundledEngine, EngineState, collector_options
 from helpers import engine_processes, make_settings
 
 CLI = [sys.executable, "-m", "graphmem.cli"]
@@ -193,15 +193,30 @@ def test_owned_engine_outlives_the_thread_that_started_it(data_dir: Path) -> Non
 @pytest.mark.parametrize(("collector", "heap", "name"), [
     (EngineCollector.auto, "1g", "G1"), (EngineCollector.auto, "4096m", "Parallel"),
     (EngineCollector.parallel, "1g", "Parallel"), (EngineCollector.g1, "4g", "G1")])
-def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineCollector, heap: str,
-                                              name: str) -> None:
+def test_engine_runs_the_configured_collector(data_dir: Path, collector: EngineCollector, heap: str, name: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The collector the JVM says it runs, in its own log (``gc.log`` in the engine's root); ``auto`` picks the
     parallel one from a heap of 4 GiB."""
+    for variable in JAVA_OPTION_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     engine = BundledEngine(make_settings(data_dir, engine_gc=collector, engine_heap=heap))
     _, started = engine.ensure_running(owned=True)
     assert started
     first = (engine.root / GC_LOG).read_text(encoding="utf-8").splitlines()[0]
     assert first.endswith(f"Using {name}"), first
+
+
+@pytest.mark.parametrize("variable", JAVA_OPTION_VARIABLES)
+def test_collector_options(variable: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in JAVA_OPTION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert collector_options(EngineCollector.auto, "4095m") == ["-XX:+UseG1GC"]
+    assert collector_options(EngineCollector.auto, "4096M") == ["-XX:+UseParallelGC"]
+    assert collector_options(EngineCollector.auto, "4194304k") == ["-XX:+UseParallelGC"]
+    monkeypatch.setenv(variable, "-Xss2m -XX:+UseAdaptiveSizePolicyWithSystemGC")  # no collector named
+    assert collector_options(EngineCollector.g1, "1g") == ["-XX:+UseG1GC"]
+    monkeypatch.setenv(variable, "-Xss2m -XX:+UseZGC")
+    assert collector_options(EngineCollector.parallel, "8g") == []
 
 
 def test_a_collector_named_in_the_environment_wins(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

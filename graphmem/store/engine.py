@@ -67,7 +67,7 @@ COLLECTOR_FLAGS: dict[EngineCollector, str] = {EngineCollector.parallel: "-XX:+U
 # Where the JVM also reads options (before or after its command line): a collector chosen there wins, since
 # naming two makes the JVM refuse to start.
 JAVA_OPTION_VARIABLES = ("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")
-CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w+GC\b")
+CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use(Serial|Parallel|G1|Z|Shenandoah|Epsilon)GC\b")
 # The collector in use and its every pause, in the engine's root (its working directory): gc.log and two
 # archives of 10 MB at most (each start archives the log before it).
 GC_LOG = "gc.log"
