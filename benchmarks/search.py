@@ -107,7 +107,7 @@ SMALL = "bench-small"
 BESIDE_THE_WRITE = ("entities_similar",)  # statements read in transactions of their own (ingest/write.py)
 EXPORT_DEPTH = 3  # at depth 2 the fan-out cap (50 a node) stops most exports near 300 nodes; 3 reaches 1,000
 PAGE_NODES, PAGES = 200, 6  # later pages against the first: pages of 200 nodes, up to 6 of one export
-SAME_EXPORT_CALLS = 25  # one export repeated: the machine's own spread
+SAME_EXPORT_CALLS = 25  # one export repeated: the spread of the run
 SLOW_CALL = 1.4  # a call of the repeated export is slow over this many times its p50
 TYPES = ["Person", "Organization", "Place", "Technology", "Product"]
 PREDICATES = ["work with", "use", "depend on", "be in", "own", "lead", "replace", "report to"]
@@ -323,6 +323,12 @@ class StatementTimer:
             Tx.run = original  # type: ignore[method-assign]
 
 
+def engine_process(runtime: Runtime) -> psutil.Process | None:
+    """The bundled engine's process, while it runs."""
+    state = runtime.engine.status().state if runtime.engine is not None else None
+    return psutil.Process(state.pid) if state is not None and state.pid else None
+
+
 class CallCosts:
     """Per timed call: its seconds, the CPU seconds of the app process (Python's collector included) and of the
     engine process, the seconds of this process's cyclic garbage collections (generations 1 and 2), and the
@@ -333,9 +339,9 @@ class CallCosts:
     TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
     def __init__(self, runtime: Runtime) -> None:
-        state = runtime.engine.status().state if runtime.engine is not None else None
-        assert state is not None and state.pid is not None, "the benchmark runs the bundled engine"
-        self.engine = psutil.Process(state.pid)
+        engine = engine_process(runtime)
+        assert engine is not None, "the benchmark runs the bundled engine"
+        self.engine = engine
         self.app = psutil.Process()
         self.rows: list[tuple[float, ...]] = []
         self._gc_s = 0.0
@@ -785,8 +791,8 @@ def print_growth(sizes: list[int], results: list[dict[str, float]]) -> None:
 def memory(runtime: Runtime, when: str) -> dict[str, float]:
     """Resident memory of this process (the app: models, driver, service) and of the engine, in GiB."""
     app = psutil.Process().memory_info().rss / 2**30
-    state = runtime.engine.status().state if runtime.engine is not None else None
-    engine = psutil.Process(state.pid).memory_info().rss / 2**30 if state is not None and state.pid else 0.0
+    process = engine_process(runtime)
+    engine = process.memory_info().rss / 2**30 if process is not None else 0.0
     print(f"  resident memory {when}: app process {app:.2f} GiB, engine process {engine:.2f} GiB "
           f"(heap limit {runtime.settings.engine_heap})")
     return {f"app RSS GiB {when}": app, f"engine RSS GiB {when}": engine}
