@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from search import engine_process
 
 from graphmem.config import Settings
 from graphmem.model import CallerContext, DocumentInput
@@ -80,10 +81,8 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             runtime.store.write = timed_write  # type: ignore[method-assign]
             times = service.pipeline.times
             times.split = times.extract = times.embed = 0.0
-            processes = [psutil.Process()]
-            state = runtime.engine.status().state if runtime.engine is not None else None
-            if state is not None and state.pid:
-                processes.append(psutil.Process(state.pid))
+            engine = engine_process(runtime)
+            processes = [psutil.Process(), *([engine] if engine is not None else [])]
             cpu_before = sum(cpu_seconds(p) for p in processes)
             started = time.perf_counter()
             # Batches run one after the other: spaCy and the embedder overlap inside each batch, but
