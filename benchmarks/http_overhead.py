@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from graphmem.config import Settings
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput, SearchRequest
 from graphmem.runtime import Runtime
 
@@ -66,7 +66,7 @@ def main() -> None:
             runtime.service.warm_up()
             service, ctx = runtime.service, CallerContext.for_namespaces(NAMESPACE)
             _, token = runtime.identity.create(NewCredential(name="bench", scopes=[Scope.read, Scope.write],
-                                                             namespaces=[NAMESPACE]))
+                                                             namespaces=[NAMESPACE]), by=OPERATOR)
             with socket.socket() as sock:
                 sock.bind(("127.0.0.1", 0))
                 port = int(sock.getsockname()[1])

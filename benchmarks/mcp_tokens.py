@@ -22,7 +22,7 @@ from gold import load_gold, load_jsonl
 from mcp import Client
 
 from graphmem.config import Settings, Toolset
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.mcp.server import build_server
 from graphmem.model import CallerContext, HandoffInput
 from graphmem.runtime import Runtime
@@ -59,7 +59,7 @@ BOUNDS = {
 
 async def measure(runtime: Runtime, questions: list[str]) -> list[tuple[str, int, int]]:
     credential, _ = runtime.identity.create(NewCredential(name="bench", scopes=[Scope.read, Scope.write],
-                                                         namespaces=[NAMESPACE]))
+                                                         namespaces=[NAMESPACE]), by=OPERATOR)
     settings = runtime.settings.model_copy(update={"mcp_toolsets": list(Toolset)})
     server = build_server(lambda: runtime, settings, fixed=credential, limited=False)
     rows: list[tuple[str, int, int]] = []

@@ -15,12 +15,37 @@ MATCH (c:Credential {token_digest: $digest})
 WHERE c.namespace = '_system'
 RETURN {{ credential_fields }} AS credential
 
+// What an admin limited to some namespaces may see and revoke: credentials of those namespaces only
+// ($within: its namespaces; null for an admin over every namespace, and for the local operator).
+// fragment: credential_within
+($within IS NULL OR (NOT c.all_namespaces AND all(name IN c.namespaces WHERE name IN $within)))
+
 // name: credentials_list
 MATCH (c:Credential)
-WHERE c.namespace = '_system'
+WHERE c.namespace = '_system' AND {{ credential_within }}
 RETURN {{ credential_fields }} AS credential
 ORDER BY c.created_at, c.id
 LIMIT $limit
+
+// Revocations that could lock every admin out take turns: each writes this record first, so two of them
+// conflict and one is retried, and sees the other's revocation.
+// name: credential_admins_turn
+MERGE (t:SystemRecord {id: 'credential_admins'})
+ON CREATE SET t.namespace = '_system'
+SET t.changed_at = $now
+RETURN t.id AS id
+
+// A credential about to be revoked: is it the owner, and how many other live admins over every namespace remain.
+// name: credential_revoke_target
+MATCH (c:Credential {id: $id})
+WHERE c.namespace = '_system' AND {{ credential_within }}
+OPTIONAL MATCH (s:SystemRecord {id: 'owner_credential'})
+WHERE s.namespace = '_system'
+RETURN {{ credential_fields }} AS credential, coalesce(s.credential_id = c.id, false) AS is_owner,
+       COUNT {
+         MATCH (o:Credential)
+         WHERE o.namespace = '_system' AND o.admin AND o.all_namespaces AND o.revoked_at IS NULL AND o.id <> c.id
+       } AS other_admins
 
 // name: credential_revoke
 MATCH (c:Credential {id: $id})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
 from graphmem.store.driver import Tx
 
@@ -18,7 +18,7 @@ Headers = dict[str, str]
 def credential(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> str:
     """A new credential's token."""
     _, value = runtime.identity.create(NewCredential(name=f"g-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
-                                                     namespaces=namespaces))
+                                                     namespaces=namespaces), by=OPERATOR)
     return value
 
 

@@ -9,11 +9,13 @@ import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import neo4j
 import psutil
 import pytest
@@ -50,8 +52,9 @@ def engine_processes(root: Path) -> list[psutil.Process]:
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings that ignore the developer's environment (never a real Neo4j by accident)."""
     # the real model where a test asks for it; no warm-up searches or exports (a test that wants them says so)
-    values: dict[str, Any] = {"embedder": "hashing", "warm_up_searches": 0, "warm_up_exports": 0, **overrides}
-    return Settings(_env_file=None, neo4j_uri=None, data_dir=data_dir, **values)  # type: ignore[call-arg]
+    values: dict[str, Any] = {"embedder": "hashing", "warm_up_searches": 0, "warm_up_exports": 0, "neo4j_uri": None,
+                              **overrides}
+    return Settings(_env_file=None, data_dir=data_dir, **values)  # type: ignore[call-arg]
 
 
 def query(driver: neo4j.Driver, text: str, **params: Any) -> list[dict[str, Any]]:
@@ -65,6 +68,29 @@ def counts(driver: neo4j.Driver, namespace: str) -> tuple[int, int]:
     rels = query(driver, "MATCH (a)-[r]->(b) WHERE a.namespace = $ns OR b.namespace = $ns "
                          "RETURN count(r) AS c", ns=namespace)[0]["c"]
     return int(nodes), int(rels)
+
+
+@contextmanager
+def isolated_store(runtime: Runtime, data_dir: Path, **overrides: Any) -> Iterator[Runtime]:
+    """A runtime on a database of its own in ``runtime``'s engine (made over HTTP, dropped after): a store no
+    other test writes, for rules about the whole store (its owner, its last admin), without a second engine."""
+    assert runtime.engine is not None
+    name = f"iso_{uuid.uuid4().hex[:12]}"
+    auth = ("root", runtime.engine.password())
+
+    def server(command: str) -> None:
+        httpx.post(f"{runtime.engine.http_url}/api/v1/server", json={"command": command}, auth=auth,
+                   timeout=30).raise_for_status()
+
+    server(f"create database {name}")
+    settings = make_settings(data_dir, neo4j_uri=runtime.engine.bolt_uri, neo4j_user="root",
+                             neo4j_password=auth[1], neo4j_database=name, dialect="arcadedb",
+                             arcadedb_http_url=runtime.engine.http_url, **overrides)
+    try:
+        with Runtime.open(settings) as opened:
+            yield opened
+    finally:
+        server(f"drop database {name}")
 
 
 def graph_driver(runtime: Runtime) -> neo4j.Driver:

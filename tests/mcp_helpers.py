@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.types import CallToolResult, Tool
 
 from graphmem.config import Toolset
-from graphmem.identity import Credential, NewCredential, Scope
+from graphmem.identity import OPERATOR, Credential, NewCredential, Scope
 from graphmem.mcp.server import build_server
 from graphmem.runtime import Runtime
 
@@ -21,7 +21,7 @@ from graphmem.runtime import Runtime
 def credential(runtime: Runtime, namespaces: list[str],
                scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> tuple[Credential, str]:
     return runtime.identity.create(NewCredential(name=f"t-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
-                                                 namespaces=namespaces))
+                                                 namespaces=namespaces), by=OPERATOR)
 
 
 class Session:

@@ -20,7 +20,7 @@ from playwright.sync_api import Page
 from test_browser_pages import grass_rules
 
 from graphmem.app import create_app
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, SearchRequest
 from graphmem.runtime import Runtime
 from helpers import served
@@ -30,7 +30,8 @@ CAPS = {"max_nodes": 80, "max_documents": 10, "fanout": 25, "depth": 2}
 
 @pytest.fixture(scope="module")
 def site(runtime: Runtime, gold_ns: str) -> Iterator[tuple[str, str]]:
-    _, token = runtime.identity.create(NewCredential(name="graph-page", scopes=[Scope.read], namespaces=[gold_ns]))
+    _, token = runtime.identity.create(NewCredential(name="graph-page", scopes=[Scope.read], namespaces=[gold_ns]),
+                                       by=OPERATOR)
     with served(create_app(runtime=runtime)) as base:
         yield base, token
 

@@ -10,7 +10,7 @@ import uuid
 from browser_helpers import artifacts, offline_page
 
 from graphmem.app import create_app
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from helpers import served
@@ -20,7 +20,7 @@ def test_graphiql_runs_a_query_in_headless_chromium(runtime: Runtime) -> None:
     ns = f"gq-browser-{uuid.uuid4().hex[:6]}"
     runtime.service.add_document(CallerContext.for_namespaces(ns), ns,
                                  DocumentInput(content="Priya Raman leads Project Falcon in Lisbon."))
-    _, token = runtime.identity.create(NewCredential(name="browser", scopes=[Scope.read], namespaces=[ns]))
+    _, token = runtime.identity.create(NewCredential(name="browser", scopes=[Scope.read], namespaces=[ns]), by=OPERATOR)
     with served(create_app(runtime=runtime)) as base, offline_page(base) as (page, outside):
         page.goto(f"{base}/graphql", wait_until="networkidle")
         headers = page.locator(".graphiql-editor-tool .graphiql-editor").last

@@ -15,7 +15,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
 from graphmem.app import create_app
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
 
 
@@ -398,7 +398,7 @@ def test_a_read_token_cannot_write(client: TestClient, runtime: Runtime, ns: str
 
 def test_the_system_namespace_is_not_reachable(client: TestClient, runtime: Runtime) -> None:
     _, token = runtime.identity.create(NewCredential(name="star", scopes=[Scope.read, Scope.write],
-                                                     namespaces=["*"]))
+                                                     namespaces=["*"]), by=OPERATOR)
     # names starting with "_" are graphmem's own: no credential, not even "*", can name one
     body = gql(client, bearer(token), '{ memories(first: 1, namespace: "_system") { totalCount } }')
     assert code(body) == "BAD_INPUT" and "_" in body["errors"][0]["message"]

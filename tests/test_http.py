@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
 
 Headers = dict[str, str]
@@ -27,7 +27,7 @@ def client(runtime: Runtime) -> Iterator[TestClient]:
 def token(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write),
           admin: bool = False) -> Headers:
     _, value = runtime.identity.create(NewCredential(name=f"t-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
-                                                     namespaces=namespaces, admin=admin))
+                                                     namespaces=namespaces, admin=admin), by=OPERATOR)
     return {"Authorization": f"Bearer {value}"}
 
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
-from graphmem.identity import NewCredential, Scope
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput, HandoffInput
 from graphmem.runtime import Runtime
+from helpers import isolated_store
 
 
 @dataclass(frozen=True)
@@ -128,11 +130,12 @@ def world(runtime: Runtime) -> Iterator[tuple[TestClient, World]]:
     a_memory = service.add_document(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).id
 
     def make(namespaces: list[str], scopes: list[Scope]) -> str:
-        return runtime.identity.create(NewCredential(name="attack", scopes=scopes, namespaces=namespaces))[1]
+        new = NewCredential(name="attack", scopes=scopes, namespaces=namespaces)
+        return runtime.identity.create(new, by=OPERATOR)[1]
 
     revoked_credential, revoked = runtime.identity.create(
-        NewCredential(name="gone", scopes=[Scope.read, Scope.write], namespaces=[a]))
-    runtime.identity.revoke(revoked_credential.id)
+        NewCredential(name="gone", scopes=[Scope.read, Scope.write], namespaces=[a]), by=OPERATOR)
+    runtime.identity.revoke(revoked_credential.id, by=OPERATOR)
     tokens = {"no token": "", "unknown token": "gm_" + "x" * 43, "revoked token": revoked,
               "read token writing": make([a], [Scope.read]), "A on B": make([a], [Scope.read, Scope.write]),
               "* on _system": make(["*"], [Scope.read, Scope.write])}
@@ -168,3 +171,89 @@ def test_b_is_untouched(world: tuple[TestClient, World], runtime: Runtime) -> No
     assert memory.content and memory.content.startswith("Quartz ledger") and not memory.is_forgotten
     assert runtime.service.namespace_counts(victim, w.b).documents == 1
     assert runtime.service.get_handoff(victim, w.b, "vault/plan").version == 1
+
+
+# ---- credential administration: a credential grants only what it holds ---------------------------------------
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _admin_token(runtime: Runtime, namespaces: list[str], scopes: list[Scope]) -> str:
+    new = NewCredential(name="admin", scopes=scopes, namespaces=namespaces, admin=True)
+    return runtime.identity.create(new, by=OPERATOR)[1]
+
+
+def _grant(client: TestClient, token: str, namespaces: list[str], access: str = "read_write",
+           admin: bool = False) -> Any:
+    return client.post("/api/credentials", headers=_bearer(token),
+                       json={"name": "minted", "access": access, "namespaces": namespaces, "admin": admin})
+
+
+def test_a_namespace_admin_grants_only_its_own_namespaces(world: tuple[TestClient, World], runtime: Runtime) -> None:
+    client, w = world
+    limited = _admin_token(runtime, [w.a], [Scope.read, Scope.write])
+    for namespaces, admin in (([w.b], False), ([w.a, w.b], False), (["*"], False), ([w.a], True)):
+        refused = _grant(client, limited, namespaces, admin=admin)
+        assert refused.status_code == 403, (namespaces, admin, refused.text)
+        assert refused.json()["error"]["code"] == "forbidden"
+    minted = _grant(client, limited, [w.a])
+    assert minted.status_code == 201, minted.text
+    own = _bearer(minted.json()["token"])
+    assert client.get("/v1/memories", params={"scope": w.a}, headers=own).json()["total"] >= 1
+    assert client.get("/v1/memories", params={"scope": w.b}, headers=own).status_code == 404
+
+
+def test_a_read_only_admin_grants_no_write(world: tuple[TestClient, World], runtime: Runtime) -> None:
+    client, w = world
+    reader = _admin_token(runtime, ["*"], [Scope.read])
+    refused = _grant(client, reader, [w.a])
+    assert refused.status_code == 403 and "write" in refused.json()["error"]["message"], refused.text
+    minted = _grant(client, reader, [w.a], access="read_only")
+    assert minted.status_code == 201, minted.text
+    wrote = client.post("/v1/remember", json={"scope": w.a, "content": "Not allowed."},
+                        headers=_bearer(minted.json()["token"]))
+    assert wrote.status_code == 403, wrote.text
+
+
+def test_a_namespace_admin_lists_and_revokes_only_inside_its_namespaces(world: tuple[TestClient, World],
+                                                                       runtime: Runtime) -> None:
+    client, w = world
+    limited = _admin_token(runtime, [w.a], [Scope.read, Scope.write])
+    inside = runtime.identity.create(NewCredential(name="in-a", scopes=[Scope.read], namespaces=[w.a]),
+                                     by=OPERATOR)[0]
+    victim = runtime.identity.create(NewCredential(name="in-b", scopes=[Scope.read], namespaces=[w.b]),
+                                     by=OPERATOR)[0]
+    straddling = runtime.identity.create(NewCredential(name="a-and-b", scopes=[Scope.read], namespaces=[w.a, w.b]),
+                                         by=OPERATOR)[0]
+    star = runtime.identity.create(NewCredential(name="star", scopes=[Scope.read], namespaces=["*"], admin=True),
+                                   by=OPERATOR)[0]
+    listed = client.get("/api/credentials", headers=_bearer(limited))
+    assert listed.status_code == 200
+    ids = {c["id"] for c in listed.json()}
+    assert inside.id in ids and not ids & {victim.id, straddling.id, star.id}
+    assert all(not c["all_namespaces"] and set(c["namespaces"]) <= {w.a} for c in listed.json())
+    for outside in (victim.id, straddling.id, star.id):
+        refused = client.delete(f"/api/credentials/{outside}", headers=_bearer(limited))
+        assert refused.status_code == 404, refused.text
+    assert not any(c.revoked for c in runtime.identity.list(by=OPERATOR) if c.id in {victim.id, straddling.id, star.id})
+    revoked = client.delete(f"/api/credentials/{inside.id}", headers=_bearer(limited))
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"]
+
+
+def test_the_owner_and_the_last_star_admin_are_revoked_only_by_the_operator(runtime: Runtime, tmp_path: Path) -> None:
+    with isolated_store(runtime, tmp_path) as store, TestClient(create_app(runtime=store)) as client:
+        (owner_credential,) = store.identity.list(by=OPERATOR)  # the lifespan made the store's owner
+        second = _admin_token(store, ["*"], [Scope.read, Scope.write])
+        refused = client.delete(f"/api/credentials/{owner_credential.id}", headers=_bearer(second))
+        assert refused.status_code == 409, refused.text
+        assert "graphmem credentials revoke" in refused.json()["error"]["details"]["next_step"]
+        store.identity.revoke(owner_credential.id, by=OPERATOR)  # the operator may
+        (second_credential,) = [c for c in store.identity.list(by=OPERATOR) if not c.revoked]
+        last = client.delete(f"/api/credentials/{second_credential.id}", headers=_bearer(second))
+        assert last.status_code == 409 and "last" in last.json()["error"]["message"], last.text
+        assert "graphmem credentials revoke" in last.json()["error"]["details"]["next_step"]
+        third = _grant(client, second, ["*"], admin=True)
+        assert third.status_code == 201, third.text
+        assert client.delete(f"/api/credentials/{second_credential.id}", headers=_bearer(second)).status_code == 200

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
-from graphmem.identity import Identity, NewCredential, RateLimits, Scope
+from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from helpers import make_settings, served
@@ -32,7 +32,8 @@ def server(runtime: Runtime) -> Iterator[str]:
 
 
 def test_end_to_end_over_uvicorn(server: str, runtime: Runtime, ns: str) -> None:
-    _, token = runtime.identity.create(NewCredential(name="e2e", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    new = NewCredential(name="e2e", scopes=[Scope.read, Scope.write], namespaces=[ns])
+    _, token = runtime.identity.create(new, by=OPERATOR)
     with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
         made = client.post("/v1/remember", json={"content": "Ilse moved to Leeds in March.", "path": "people"})
         assert made.status_code == 201
@@ -91,7 +92,7 @@ def test_owner_made_once_and_an_outage_is_503_then_recovers(run_root: Path) -> N
             racer.start()
         for racer in racers:
             racer.join(60)
-        assert len([m for m in made if m is not None]) == 1 and len(own.identity.list()) == 1
+        assert len([m for m in made if m is not None]) == 1 and len(own.identity.list(by=OPERATOR)) == 1
         token_file = own.settings.data_dir / "owner-token"
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         headers = {"Authorization": f"Bearer {token_file.read_text().strip()}"}
@@ -122,13 +123,14 @@ def test_credentials_from_a_shell(runtime: Runtime, ns: str) -> None:
         return subprocess.run([*base, *args, *data], capture_output=True, text=True, timeout=300, env=environ,
                               check=False)
 
-    created = run("create", "shell bot", "--scope", "read,write", "--namespace", ns)
+    created = run("create", "shell bot", "--scope", "read,write", "--namespace", ns, "--admin")  # a limited admin
     assert created.returncode == 0, created.stderr
     token = created.stdout.strip()
     assert token.startswith("gm_") and token not in created.stderr
     listed = run("list", "--json")
     entry = next(c for c in json.loads(listed.stdout) if c["name"] == "shell bot")
-    assert entry["scopes"] == ["read", "write"] and entry["namespaces"] == [ns] and token not in listed.stdout
+    assert entry["scopes"] == ["read", "write"] and entry["namespaces"] == [ns] and entry["admin"]
+    assert token not in listed.stdout
     assert runtime.identity.authenticate(token).id == entry["id"]
     assert run("revoke", entry["id"]).returncode == 0
     revoked = run("list", "--json")

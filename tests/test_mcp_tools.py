@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from graphmem.identity import Identity, RateLimits, Scope
+from graphmem.identity import OPERATOR, Identity, RateLimits, Scope
 from graphmem.mcp.server import build_server
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
@@ -400,7 +400,7 @@ def test_a_fixed_token_is_checked_at_every_call(runtime: Runtime, ns: str) -> No
     async def main() -> None:
         async with session(runtime, token) as s:
             assert (await s.call("list_memories"))["total"] == 0
-            runtime.identity.revoke(revoked.id)
+            runtime.identity.revoke(revoked.id, by=OPERATOR)
             assert "token" in (await s.error("list_memories")).lower()
 
     anyio.run(main)

@@ -23,7 +23,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from graphmem.app import create_app
-from graphmem.identity import Scope
+from graphmem.identity import OPERATOR, Scope
 from graphmem.runtime import Runtime
 from helpers import engine_processes, served
 from mcp_helpers import Session, credential
@@ -94,7 +94,7 @@ def test_a_revoked_token_stops_working_mid_session(server: str, runtime: Runtime
         async with over_http(f"{server}/mcp", token) as client:
             s = await http_session(client)
             assert (await s.call("list_memories"))["total"] == 0
-            runtime.identity.revoke(revoked.id)
+            runtime.identity.revoke(revoked.id, by=OPERATOR)
             with pytest.raises(MCPError):  # the transport's 401, as the SDK reports it
                 await client.call_tool("list_memories", {})
 

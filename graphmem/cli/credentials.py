@@ -41,7 +41,7 @@ def create(
     data_dir: DataDir = None,
 ) -> None:
     """Create a credential and print its token once (graphmem keeps only a digest)."""
-    from graphmem.identity import NewCredential
+    from graphmem.identity import OPERATOR, NewCredential
     from graphmem.model import parse
 
     scopes = [part.strip() for part in scope.split(",") if part.strip()]
@@ -53,7 +53,7 @@ def create(
         fail(exc, code=2)
     with _runtime(data_dir) as runtime:
         try:
-            credential, token = runtime.identity.create(new)
+            credential, token = runtime.identity.create(new, by=OPERATOR)
         except GraphmemError as exc:
             fail(exc)
     typer.echo(f"created credential {credential.id} ({credential.name}); its token, shown once:", err=True)
@@ -66,8 +66,10 @@ def list_credentials(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List credentials (never a token or a digest)."""
+    from graphmem.identity import OPERATOR
+
     with _runtime(data_dir) as runtime:
-        found = runtime.identity.list()
+        found = runtime.identity.list(by=OPERATOR)
     if as_json:
         typer.echo(json.dumps([c.model_dump(mode="json") for c in found]))
         return
@@ -81,10 +83,13 @@ def list_credentials(
 @credentials_app.command("revoke")
 def revoke(credential_id: Annotated[str, typer.Argument(help="The credential's id.")],
            data_dir: DataDir = None) -> None:
-    """Revoke a credential: at once in a server of this process, within 5 s in any other."""
+    """Revoke a credential: at once in a server of this process, within 5 s in any other. This is how the owner
+    credential, or the last admin over every namespace, is revoked (the HTTP API refuses both)."""
+    from graphmem.identity import OPERATOR
+
     with _runtime(data_dir) as runtime:
         try:
-            revoked = runtime.identity.revoke(credential_id)
+            revoked = runtime.identity.revoke(credential_id, by=OPERATOR)
         except GraphmemError as exc:
             fail(exc)
     typer.echo(f"revoked {revoked.id} ({revoked.name})")

@@ -1,4 +1,5 @@
-"""/api/credentials: the owner (an admin credential) lists, creates and revokes credentials."""
+"""/api/credentials: an admin credential lists, creates and revokes the credentials it administers (the rule is
+the identity module's: ``graphmem/identity/access.py``)."""
 
 from __future__ import annotations
 
@@ -18,24 +19,24 @@ Write = Annotated[Caller, Depends(writer)]
 
 @router.get("", response_model=list[Credential])
 def list_credentials(caller: Read) -> list[Credential]:
-    """Every credential, never a token or a digest."""
-    caller.identity.require_admin(caller.credential)
-    return caller.identity.list()
+    """Every credential this admin administers (an admin limited to some namespaces: those whose namespaces lie
+    inside its own), never a token or a digest."""
+    return caller.identity.list(by=caller.credential)
 
 
 @router.post("", status_code=201, response_model=CreatedCredential)
 def create_credential(body: CredentialBody, caller: Write) -> CreatedCredential:
-    """A new credential; its token is in this answer only."""
-    caller.identity.require_admin(caller.credential)
+    """A new credential; its token is in this answer only. A credential grants only what it holds: its scopes,
+    namespaces inside its own, and admin only from an admin over every namespace."""
     scopes = [Scope.read] if body.access == "read_only" else [Scope.read, Scope.write]
     new = parse(NewCredential, {"name": body.name, "scopes": scopes, "namespaces": body.namespaces,
                                 "admin": body.admin})
-    credential, token = caller.identity.create(new)
+    credential, token = caller.identity.create(new, by=caller.credential)
     return CreatedCredential(id=credential.id, token=token)
 
 
 @router.delete("/{credential_id}", response_model=Credential)
 def revoke_credential(credential_id: str, caller: Write) -> Credential:
-    """Revoke at once in this process, within seconds in every other."""
-    caller.identity.require_admin(caller.credential)
-    return caller.identity.revoke(credential_id)
+    """Revoke at once in this process, within seconds in every other. The owner and the last admin over every
+    namespace answer 409: only the operator's ``graphmem credentials revoke`` revokes them."""
+    return caller.identity.revoke(credential_id, by=caller.credential)

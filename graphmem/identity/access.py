@@ -21,11 +21,18 @@ from pathlib import Path
 from cachetools import TTLCache
 
 from graphmem.errors import Forbidden, InvalidInput, Unauthenticated
-from graphmem.identity.credentials import Credential, CredentialStore, NewCredential
+from graphmem.identity.credentials import Credential, CredentialStore, NewCredential, Within
 from graphmem.identity.limits import Charge, RateLimits
 from graphmem.model import CallerContext, check_namespace
 
 CACHE_S = 5.0
+
+
+class Operator:
+    """Whoever holds the data directory and runs ``graphmem credentials``: not bound by the grant rule."""
+
+
+OPERATOR = Operator()
 TOUCH_EVERY_S = 60.0
 MAX_TOKEN_CHARS = 200
 
@@ -95,21 +102,27 @@ class Identity:
     def charge(self, credential: Credential, kind: Charge) -> None:
         self.limits.charge(credential.id, kind)
 
-    # ---- administration (admin credentials only, or the local operator) -----------------------------------
+    # ---- administration: an admin credential, or the local operator -------------------------------------
 
-    @staticmethod
-    def require_admin(credential: Credential) -> None:
-        if not credential.admin:
-            raise Forbidden("only an admin credential manages credentials")
-
-    def create(self, new: NewCredential) -> tuple[Credential, str]:
+    def create(self, new: NewCredential, *, by: Credential | Operator) -> tuple[Credential, str]:
+        """A new credential and its token. A credential grants only what it holds (``granted``)."""
+        if isinstance(by, Credential):
+            granted(by, new)
         return self.credentials.create(new)
 
-    def list(self) -> list[Credential]:
-        return self.credentials.list()
+    def list(self, *, by: Credential | Operator) -> list[Credential]:
+        """Every credential the caller administers: an admin limited to some namespaces sees only those whose
+        namespaces lie inside its own."""
+        if isinstance(by, Credential):
+            _require_admin(by)
+        return self.credentials.list(within=_within(by))
 
-    def revoke(self, credential_id: str) -> Credential:
-        revoked = self.credentials.revoke(credential_id)
+    def revoke(self, credential_id: str, *, by: Credential | Operator) -> Credential:
+        """Revoke a credential the caller administers (any other is not found). A credential cannot revoke the
+        owner or the last live admin over every namespace (409); the local operator can."""
+        if isinstance(by, Credential):
+            _require_admin(by)
+        revoked = self.credentials.revoke(credential_id, within=_within(by), guarded=isinstance(by, Credential))
         with self._lock:  # at once in this process
             for token in [t for t, c in self._cache.items() if c is not None and c.id == revoked.id]:
                 del self._cache[token]
@@ -117,3 +130,33 @@ class Identity:
 
     def ensure_owner(self, data_dir: Path) -> Path | None:
         return self.credentials.ensure_owner(data_dir)
+
+
+def _require_admin(credential: Credential) -> None:
+    if not credential.admin:
+        raise Forbidden("only an admin credential manages credentials")
+
+
+def granted(by: Credential, new: NewCredential) -> None:
+    """A credential grants only what it holds: scopes it has, namespaces inside its own (``*`` only from a
+    ``*`` credential), and ``admin`` only from an admin over every namespace. Otherwise ``Forbidden``, naming
+    what it lacks."""
+    _require_admin(by)
+    missing = sorted(scope.value for scope in set(new.scopes) - set(by.scopes))
+    if missing:
+        raise Forbidden(f"this credential cannot grant the scope {', '.join(missing)}: it does not hold it",
+                        field="scopes")
+    if not by.all_namespaces:
+        outside = sorted(set(new.namespaces) - set(by.namespaces))
+        if outside:
+            raise Forbidden(f"this credential cannot grant the namespaces {', '.join(outside)}: it may use only "
+                            + ", ".join(by.namespaces), field="namespaces")
+    if new.admin and not by.all_namespaces:
+        raise Forbidden("only an admin over every namespace ('*') can grant admin", field="admin")
+
+
+def _within(by: Credential | Operator) -> Within:
+    """The namespaces a caller's administration is limited to; None for every namespace."""
+    if isinstance(by, Operator) or by.all_namespaces:
+        return None
+    return by.namespaces

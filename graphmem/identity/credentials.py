@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from graphmem.errors import NotFound
+from graphmem.errors import Conflict, NotFound
 from graphmem.model import Input, NamespaceOrAll, check_id
 from graphmem.records import now_ms
 from graphmem.store.driver import GraphStore, Tx
@@ -38,6 +38,9 @@ TOKEN_PREFIX = "gm_"
 OWNER_TOKEN_FILE = "owner-token"
 OWNER_NAME = "owner"
 MAX_CREDENTIALS = 10_000  # a listing never returns more
+# The namespaces an administration is limited to (an admin of some namespaces); None: every namespace.
+Within = list[str] | None
+REVOKE_LOCALLY = "the operator may run `graphmem credentials revoke <id>` where the data directory is"
 
 
 class Scope(StrEnum):
@@ -112,16 +115,37 @@ class CredentialStore:
         row = self.store.read(lambda tx: tx.single("credential_by_digest", digest=digest(token)))
         return Credential.model_validate(row["credential"]) if row else None
 
-    def list(self) -> list[Credential]:
-        rows = self.store.read(lambda tx: tx.run("credentials_list", limit=MAX_CREDENTIALS))
+    def list(self, within: Within) -> list[Credential]:
+        """Every credential, or (``within``) those whose namespaces all lie inside that list."""
+        rows = self.store.read(lambda tx: tx.run("credentials_list", limit=MAX_CREDENTIALS, within=within))
         return [Credential.model_validate(row["credential"]) for row in rows]
 
-    def revoke(self, credential_id: str) -> Credential:
+    def revoke(self, credential_id: str, within: Within, guarded: bool) -> Credential:
+        """Revoke a credential (``within``: only one whose namespaces lie inside that list; any other is not
+        found). ``guarded``: the owner and the last live admin over every namespace are refused, so a
+        credential cannot lock the operator out; the local operator's own revocations are not guarded."""
         checked = check_id(credential_id)
-        row = self.store.write(lambda tx: tx.single("credential_revoke", id=checked, now=now_ms()))
-        if row is None:
-            raise NotFound(f"no credential with id {checked!r}", id=checked)
-        return Credential.model_validate(row["credential"])
+
+        def revoke(tx: Tx) -> Credential:
+            now = now_ms()
+            if guarded:
+                tx.run("credential_admins_turn", now=now)
+            target = tx.single("credential_revoke_target", id=checked, within=within)
+            if target is None:
+                raise NotFound(f"no credential with id {checked!r}", id=checked)
+            found = Credential.model_validate(target["credential"])
+            if guarded and not found.revoked:
+                if target["is_owner"]:
+                    raise Conflict("the owner credential cannot be revoked over the API", next_step=REVOKE_LOCALLY)
+                if found.admin and found.all_namespaces and not target["other_admins"]:
+                    raise Conflict("this is the last live admin credential over every namespace",
+                                   next_step="create another admin credential over every namespace first; "
+                                             + REVOKE_LOCALLY)
+            row = tx.single("credential_revoke", id=checked, now=now)
+            assert row is not None
+            return Credential.model_validate(row["credential"])
+
+        return self.store.write(revoke)
 
     def touch(self, credential_id: str) -> None:
         self.store.write(lambda tx: tx.run("credential_touch", id=credential_id, now=now_ms()))
