@@ -1,7 +1,8 @@
 """The FastAPI application: lifespan (engine, driver, schema, owner credential, job worker, the MCP session
 manager), ``/health``, the HTTP API (``graphmem/http/``), ``/metrics``, the offline docs, the pages that need no
-token (Neo4j Browser's style and guide, ``/graph``), and the MCP server's
-Streamable HTTP app mounted at ``/``, last (``/mcp``, its ``/.well-known`` paths where the SDK puts them)."""
+token (Neo4j Browser's style and guide, ``/graph``), and the MCP server's Streamable HTTP paths (``/mcp``, its
+``/.well-known`` paths where the SDK puts them). Every error is answered in one envelope
+(``graphmem/http/errors.py``)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from graphmem import __version__
 from graphmem.config import Settings
 from graphmem.graphql.router import graphql_router
 from graphmem.http import credentials, docs, errors, graph, memories, pages, work
-from graphmem.http.errors import BodyLimit
+from graphmem.http.errors import BodyLimit, Unexpected
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
-from graphmem.mcp.server import build_server, http_app
+from graphmem.mcp.server import build_server, http_routes
 from graphmem.runtime import Runtime
 
 OPENAPI_TAGS = [
@@ -79,13 +80,14 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     async def prometheus() -> Response:
         return Response(await run_in_threadpool(metrics.exposition), media_type=CONTENT_TYPE)
 
+    app.add_middleware(Unexpected)  # innermost: the metrics count its 500
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     if chosen.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=chosen.cors_origins, allow_methods=["*"],
                            allow_headers=["Authorization", "X-API-Key", "Content-Type"])
     app.add_middleware(BodyLimit, default_max=chosen.body_max_bytes, caps={"/v1/jobs": chosen.jobs_body_max_bytes})
     app.add_middleware(pages.BrowserCors, origins=chosen.browser_origin)  # outermost: /browser/ only
-    app.mount("/", http_app(mcp, chosen))  # last: every other route matches first
+    app.router.routes.extend(http_routes(mcp, chosen))
     return app
 
 

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
 from graphmem.app import create_app
 from graphmem.graphql.schema import schema
-from graphmem.identity import Identity, NewCredential, RateLimits, Scope
+from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Scope
 from graphmem.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,7 +189,8 @@ def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runti
     limited = Identity(runtime.identity.credentials, RateLimits(reads=3, writes=1, window_s=60,
                                                                 storage_uri="memory://"), "default")
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
-    _, value = limited.create(NewCredential(name="busy-gql", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    new = NewCredential(name="busy-gql", scopes=[Scope.read, Scope.write], namespaces=[ns])
+    _, value = limited.create(new, by=OPERATOR)
     headers = {"Authorization": f"Bearer {value}"}
     with TestClient(app) as client:
         write = 'mutation($c: String!) { remember(content: $c) { ... on Memory { id } } }'

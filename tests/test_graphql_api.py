@@ -337,6 +337,19 @@ def test_bad_input_is_bad_input(client: TestClient, auth: Headers, operation: st
     assert body["errors"][0]["message"] and "Traceback" not in str(body)
 
 
+def test_requests_graphql_cannot_run_are_400_bad_input(client: TestClient, auth: Headers) -> None:
+    """Variables nested thousands deep (a short body), a subscription sent as a plain POST, and a body that is
+    not JSON: each a 400 with BAD_INPUT, never an INTERNAL error."""
+    deep = '{"query": "query($v: JSON) { me { name } }", "variables": {"v": ' + "[" * 5000 + "]" * 5000 + "}}"
+    subscription = {"query": 'subscription { job(id: "00000000-0000-4000-8000-000000000000") { status } }'}
+    for sent in ({"content": deep}, {"json": subscription}, {"content": "{not json"}):
+        response = client.post("/graphql", headers={**auth, "Content-Type": "application/json"}, **sent)
+        assert response.status_code == 400, response.text
+        assert code(response.json()) == "BAD_INPUT", response.text
+    refused = client.post("/graphql", headers=auth, json=subscription).json()["errors"][0]["message"]
+    assert "graphql-transport-ws" in refused
+
+
 def test_not_found_answers(client: TestClient, auth: Headers) -> None:
     missing = "00000000-0000-4000-8000-000000000000"
     for operation in ('query($id: ID!) { job(id: $id) { status } }',
@@ -455,7 +468,8 @@ def test_a_subscription_is_charged_and_refused_over_the_limit(runtime: Runtime, 
     limited = Identity(runtime.identity.credentials, RateLimits(reads=1, writes=5, window_s=60,
                                                                 storage_uri="memory://"), "default")
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
-    _, token = limited.create(NewCredential(name="busy-sub", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    new = NewCredential(name="busy-sub", scopes=[Scope.read, Scope.write], namespaces=[ns])
+    _, token = limited.create(new, by=OPERATOR)
     with TestClient(app) as busy:
         job = data(busy, bearer(token), """mutation { remember(content: "Queued.", async: true) {
             ... on Job { id } } }""")["remember"]

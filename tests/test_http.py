@@ -132,7 +132,7 @@ def test_graph_entities_triples_jobs_handoffs(client: TestClient, auth: Headers)
     ("post", "/v1/remember", {"json": {"content": ""}}, 422),
     ("post", "/v1/remember", {"json": {"content": "x" * 100_001}}, 422),
     ("post", "/v1/remember", {"json": {"content": "ok", "unknown": 1}}, 422),
-    ("post", "/v1/remember", {"json": {"content": "ok", "path": "/bad/"}}, 422),
+    ("post", "/v1/remember", {"json": {"content": "ok", "path": "/bad/"}}, 400),  # a path that leaves the tree
     ("post", "/v1/remember", {"json": {"content": "ok", "scope": "_system"}}, 400),
     ("get", "/v1/memories", {"params": {"offset": 10_001}}, 400),
     ("get", "/v1/memories", {"params": {"limit": "many"}}, 422),

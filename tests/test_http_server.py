@@ -65,7 +65,8 @@ def test_rate_limits(runtime: Runtime, ns: str) -> None:
     limited = Identity(runtime.identity.credentials, RateLimits(reads=50, writes=2, window_s=3,
                                                                 storage_uri="memory://"), "default")
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
-    _, token = limited.create(NewCredential(name="busy", scopes=[Scope.read, Scope.write], namespaces=[ns]))
+    new = NewCredential(name="busy", scopes=[Scope.read, Scope.write], namespaces=[ns])
+    _, token = limited.create(new, by=OPERATOR)
     headers = {"Authorization": f"Bearer {token}"}
     with TestClient(app) as client:
         for number in range(2):
@@ -111,6 +112,25 @@ def test_owner_made_once_and_an_outage_is_503_then_recovers(run_root: Path) -> N
             while client.get("/v1/memories", headers=headers).status_code != 200:
                 assert time.monotonic() < deadline, "the server did not recover after the engine came back"
                 time.sleep(0.5)
+
+
+def test_a_chunked_body_over_its_cap_is_413_in_the_envelope(server: str, runtime: Runtime, ns: str) -> None:
+    """Without Content-Length the body is counted as it streams in, on every route, the MCP app's included."""
+    new = NewCredential(name="chunked", scopes=[Scope.read, Scope.write], namespaces=[ns])
+    headers = {"Authorization": f"Bearer {runtime.identity.create(new, by=OPERATOR)[1]}",
+               "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def chunks() -> Iterator[bytes]:
+        yield from (b"a" * 65_536 for _ in range(40))  # 2.5 MiB, over the 2 MiB cap
+
+    for path in ("/v1/remember", "/graphql", "/mcp"):
+        response = httpx.post(f"{server}{path}", content=chunks(), headers=headers, timeout=30)
+        assert response.status_code == 413, (path, response.text)
+        assert response.json()["error"] == {"code": "too_large", "message": "the request body is over 2097152 bytes",
+                                            "details": {"max_bytes": 2097152}}
+    small = httpx.post(f"{server}/v1/remember", content=iter([b'{"content": "Chunked, ', b'and small."}']),
+                       headers=headers, timeout=30)
+    assert small.status_code == 201, small.text
 
 
 def test_credentials_from_a_shell(runtime: Runtime, ns: str) -> None:

@@ -4,10 +4,15 @@ which fails offline."""
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 
+from cross_web import HTTPException
+from fastapi import Request, Response, WebSocket
+from fastapi.responses import JSONResponse
 from strawberry.fastapi import GraphQLRouter
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.unset import UNSET
 
 from graphmem.config import Settings
 from graphmem.graphql.context import GraphContext, graph_context
@@ -15,12 +20,52 @@ from graphmem.graphql.schema import build_schema
 from graphmem.graphql.subscriptions import TransportWS
 from graphmem.web import WEB_DIR
 
+MAX_JSON_DEPTH = 32  # nesting of a request's JSON (variables included); the API's inputs need a handful
+
 
 class Router(GraphQLRouter[GraphContext, None]):
+    """strawberry's router with the explorer served from the package, and the request refusals strawberry
+    answers as plain text (a body that is not JSON, no query) answered as GraphQL errors with BAD_INPUT."""
+
     graphql_transport_ws_handler_class = TransportWS
+
     @cached_property
     def graphql_ide_html(self) -> str:
         return (WEB_DIR / "static" / "graphiql.html").read_text(encoding="utf-8")
+
+    # the base class types run() as two overloads (HTTP, WebSocket); this wraps both alike
+    async def run(self, request: Request | WebSocket, context: GraphContext = UNSET,  # type: ignore[override]
+                  root_value: None = UNSET) -> Response | WebSocket:
+        try:
+            return await super().run(request, context, root_value)
+        except HTTPException as exc:
+            return JSONResponse(status_code=exc.status_code, content={"errors": [
+                {"message": exc.reason, "extensions": {"code": "BAD_INPUT"}}]})
+
+    def decode_json(self, data: str | bytes) -> object:
+        """JSON no deeper than ``MAX_JSON_DEPTH`` (Python's parser would run out of stack on a short body
+        nested thousands deep)."""
+        try:
+            value = json.loads(data)
+        except RecursionError:
+            value = None
+        else:
+            if nesting(value) <= MAX_JSON_DEPTH:
+                return value
+        raise HTTPException(400, f"the request's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+def nesting(value: object) -> int:
+    """How deep lists and maps nest in ``value`` (a scalar is 0), counted without recursion and given up past
+    ``MAX_JSON_DEPTH``."""
+    deepest, pending = 0, [(value, 1)]
+    while pending and deepest <= MAX_JSON_DEPTH:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def graphql_router(settings: Settings) -> Router:

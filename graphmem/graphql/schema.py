@@ -36,7 +36,7 @@ from graphmem.graphql.connections import Connections, PageInfo
 from graphmem.graphql.context import Charged, Info
 from graphmem.graphql.errors import ErrorCodes
 from graphmem.graphql.inputs import GraphCaps, GraphSeed, SearchFilters, millis
-from graphmem.graphql.subscriptions import Subscription
+from graphmem.graphql.subscriptions import OverWebSocketOnly, Subscription
 from graphmem.graphql.types import Entity, Fact, Memory, Triple
 from graphmem.model import (
     DocumentInput,
@@ -282,7 +282,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
-        Charged, ErrorCodes])
+        OverWebSocketOnly, Charged, ErrorCodes])
 
 
 schema = build_schema(Settings(_env_file=None))  # the default limits; for the schema's export and tests

@@ -5,21 +5,25 @@ status until it ends. The token comes in the ``connection_init`` payload (``{"to
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Annotated, Any
 
 import strawberry
-from graphql import GraphQLSyntaxError
+from graphql import ExecutionResult, GraphQLError, GraphQLSyntaxError
+from starlette.websockets import WebSocket
+from strawberry.extensions import SchemaExtension
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler, Operation
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
+from strawberry.types.graphql import OperationType
 
-from graphmem.errors import GraphmemError
+from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.graphql.answers import JobType
 from graphmem.graphql.context import GraphContext, Info
 from graphmem.graphql.errors import coded, streamed
 from graphmem.identity import Charge
 from graphmem.results import JobStatus
 
+SUBSCRIPTIONS_NEED_WEBSOCKETS = "subscriptions need the graphql-transport-ws WebSocket protocol on /graphql"
 POLL_S = 0.25  # how often a job subscription reads the job's status
 ENDED = {JobStatus.done, JobStatus.failed}
 
@@ -49,6 +53,22 @@ class Subscription:
             if job.status in ENDED:
                 return
             await asyncio.sleep(POLL_S)
+
+
+class OverWebSocketOnly(SchemaExtension):
+    """A subscription sent as a plain HTTP request is refused (400, BAD_INPUT) before it runs: executed as a
+    query, its stream would be a field that cannot be null answered with nothing."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if (self.execution_context.operation_type is OperationType.SUBSCRIPTION
+                and isinstance(context, GraphContext) and not isinstance(context.request, WebSocket)):
+            if context.response is not None:
+                context.response.status_code = 400
+            refused = InvalidInput(SUBSCRIPTIONS_NEED_WEBSOCKETS)
+            self.execution_context.result = ExecutionResult(None, [GraphQLError(refused.message,
+                                                                                original_error=refused)])
+        yield
 
 
 async def _coded(results: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:

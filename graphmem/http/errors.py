@@ -1,29 +1,46 @@
-"""Errors as the /v1 API answers them: ``{"error": {code, message, details?}}`` with the typed error's
-status (401 with ``WWW-Authenticate: Bearer``, 429 with ``Retry-After``), 422 in FastAPI's own shape for a
-request the route's model rejects, 413 for a body over its cap. No stack trace, secret, token or query text
-ever reaches a body."""
+"""Errors as the /v1 API answers them: ``{"error": {code, message, details?}}`` with the typed error's status
+(401 with ``WWW-Authenticate: Bearer``, 429 and 503 with ``Retry-After`` when the error says when to retry).
+
+* A request the route's schema rejects is 422 in FastAPI's own shape (``{"detail": [{type, loc, msg}]}``),
+  without the values sent: an answer never echoes input. When every problem is a value graphmem cannot store
+  faithfully (a lone surrogate, NaN or an infinity) or a path that would leave its tree, it is 400
+  ``invalid_input`` naming the fields instead: the body had the right shape, its values are refused.
+* An unknown path is 404 and a known path's wrong method 405 (with ``Allow``), in the envelope; a body over its
+  cap is 413 (``BodyLimit``), with or without ``Content-Length``.
+* Anything unexpected is logged once, with a reference the 500 answer carries (``Unexpected``).
+
+No stack trace, secret, token or query text ever reaches a body."""
 
 from __future__ import annotations
 
 import logging
+import math
 import uuid
+from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphmem.errors import GraphmemError, RateLimited, Unauthenticated
+from graphmem.errors import GraphmemError, InvalidInput, Unauthenticated
 from graphmem.model import invalid_input
+from graphmem.model.fields import NOT_FINITE, REFUSED_VALUES, message
 
 log = logging.getLogger(__name__)
+
+REQUEST_PARTS = ("body", "query", "path", "header", "cookie")  # where FastAPI says a value was
+NOT_FINITE_MESSAGE = "must be a finite number (not NaN or infinite)"
 
 
 def error_response(exc: GraphmemError) -> JSONResponse:
     headers = {}
     if isinstance(exc, Unauthenticated):
         headers["WWW-Authenticate"] = "Bearer"
-    if isinstance(exc, RateLimited):
+    if "retry_after" in exc.details:
         headers["Retry-After"] = str(exc.details["retry_after"])
     return JSONResponse(status_code=exc.http_status, content={"error": exc.to_dict()}, headers=headers)
 
@@ -39,18 +56,101 @@ def install(app: FastAPI) -> None:
         message (the route's own model answers 422 before this)."""
         return error_response(invalid_input(exc))
 
-    @app.exception_handler(Exception)
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        ref = uuid.uuid4().hex[:12]
-        log.error("unexpected error (ref %s): %s", ref, type(exc).__name__, exc_info=exc)
-        return JSONResponse(status_code=500, content={"error": {
-            "code": "internal", "message": "an unexpected error; the server's log has the details",
-            "details": {"ref": ref}}})
+    @app.exception_handler(RequestValidationError)
+    async def rejected(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = list(exc.errors())
+        if errors and all(_refused_value(error) for error in errors):
+            problems = [f"{_field(error)}: {_message(error)}" for error in errors]
+            return error_response(InvalidInput("; ".join(problems), fields=[_field(error) for error in errors]))
+        return JSONResponse(status_code=422, content={"detail": [
+            {"type": error["type"], "loc": [_printable(part) for part in error["loc"]], "msg": _message(error)}
+            for error in errors]})
+
+    @app.exception_handler(HTTPException)
+    async def routing(request: Request, exc: HTTPException) -> JSONResponse:
+        """Starlette's and FastAPI's own refusals (no route, wrong method, an unreadable body), in the
+        envelope."""
+        body: dict[str, Any]
+        if exc.status_code == 404:
+            body = {"code": "not_found", "message": "no such route"}
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            body = {"code": "method_not_allowed", "message": f"this route does not answer {request.method}",
+                    "details": {"allow": allowed.split(", ") if allowed else []}}
+        elif exc.status_code == 400:
+            body = {"code": "invalid_input", "message": "the request body could not be read as JSON"}
+        else:
+            body = {"code": "http_error", "message": str(exc.detail)}
+        return JSONResponse(status_code=exc.status_code, content={"error": body}, headers=exc.headers)
+
+
+def _refused_value(error: ErrorDetails) -> bool:
+    """A value the field's type allows but graphmem cannot store or place (``fields.REFUSED_VALUES``), or a
+    non-finite number refused by a range."""
+    return error["type"] in REFUSED_VALUES or _not_finite(error)
+
+
+def _not_finite(error: ErrorDetails) -> bool:
+    value = error.get("input")
+    return error["type"] == NOT_FINITE or (isinstance(value, float) and not math.isfinite(value))
+
+
+def _message(error: ErrorDetails) -> str:
+    return NOT_FINITE_MESSAGE if _not_finite(error) else message(error)
+
+
+def _field(error: ErrorDetails) -> str:
+    """The field as the caller names it: ``metadata``, ``memories.0.content`` (not ``body.…``)."""
+    loc = list(error["loc"])
+    if loc and loc[0] in REQUEST_PARTS:
+        loc = loc[1:]
+    return ".".join(str(_printable(part)) for part in loc) or "body"
+
+
+def _printable(part: Any) -> Any:
+    """A location part as it can be sent back: an unknown key is the caller's own text, which may be long or
+    hold a lone surrogate that JSON as UTF-8 cannot carry."""
+    if not isinstance(part, str):
+        return part
+    return part[:100].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class Unexpected:
+    """An exception no handler took: logged once with a reference, answered 500 with that reference.
+    (Starlette's own last-resort handler answers too, then re-raises for the server, which logs the
+    traceback a second time.) After the answer has started, it is only logged."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            ref = uuid.uuid4().hex[:12]
+            log.error("unexpected error (ref %s): %s", ref, type(exc).__name__, exc_info=exc)
+            if not started:
+                await JSONResponse(status_code=500, content={"error": {
+                    "code": "internal", "message": "an unexpected error; the server's log has the details",
+                    "details": {"ref": ref}}})(scope, receive, send)
 
 
 class BodyLimit:
-    """Refuses a request body over its cap (413) before the route reads it: by ``Content-Length`` at once,
-    and by counting while a body without one streams in. ``/v1/jobs`` carries a batch and has its own cap."""
+    """Refuses a request body over its cap (413) before any route or the MCP app reads it: by
+    ``Content-Length`` at once; a body without one (``Transfer-Encoding: chunked``) is read here first, up to
+    its cap, and handed on whole. (Refusing it midway through a route's read would reach the route as a
+    failed read, which FastAPI turns into a 400 and the MCP SDK into a 500.) ``/v1/jobs`` carries a batch and
+    has its own cap."""
 
     def __init__(self, app: ASGIApp, default_max: int, caps: dict[str, int]) -> None:
         self.app = app
@@ -63,28 +163,35 @@ class BodyLimit:
             return
         cap = self.caps.get(scope["path"].rstrip("/"), self.default_max)
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            await _too_large(cap)(scope, receive, send)
+        if declared is not None:  # the server reads exactly that many bytes
+            if declared.isdigit() and int(declared) > cap:
+                await _too_large(cap)(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
             return
+        parts: list[bytes] = []
         received = 0
-
-        async def counted() -> Message:
-            nonlocal received
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > cap:
-                    raise _BodyTooLarge
+            if message["type"] != "http.request":  # the client went away: nobody to answer
+                return
+            parts.append(message.get("body", b""))
+            received += len(parts[-1])
+            if received > cap:
+                await _too_large(cap)(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        whole: Message | None = {"type": "http.request", "body": b"".join(parts), "more_body": False}
+
+        async def replay() -> Message:
+            nonlocal whole
+            if whole is None:
+                return await receive()
+            message, whole = whole, None
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except _BodyTooLarge:
-            await _too_large(cap)(scope, receive, send)
-
-
-class _BodyTooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 def _too_large(cap: int) -> JSONResponse:

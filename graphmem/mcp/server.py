@@ -1,5 +1,5 @@
-"""The MCP server: the official SDK's ``MCPServer`` with graphmem's tool sets, for Streamable HTTP (mounted in
-the FastAPI app at ``/``, last, serving ``/mcp``) and for stdio (``graphmem mcp``).
+"""The MCP server: the official SDK's ``MCPServer`` with graphmem's tool sets, for Streamable HTTP (``/mcp`` and
+the SDK's ``/.well-known`` paths, routes of the FastAPI app) and for stdio (``graphmem mcp``).
 
 Who calls: over HTTP, the bearer token of the identity module, checked by the SDK's token verifier (no token or
 a bad one is 401 with ``WWW-Authenticate``); graphmem is not an OAuth server, so ``GRAPHMEM_PUBLIC_URL`` only
@@ -20,7 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphmem import __version__
@@ -95,25 +95,31 @@ def build_server(runtime: Callable[[], Runtime], settings: Settings, *, fixed: C
     return server
 
 
-def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
-    """The Streamable HTTP app to mount at ``/``. A client configured with ``/mcp/`` (as one seed documents)
-    is served as ``/mcp``, without a redirect some clients would not follow with a POST. Any other path the
-    app's routes did not take is the app's JSON 404 (a wrong method on an app route is a 404 too: the mount
-    matches every path)."""
+def http_routes(server: MCPServer, settings: Settings) -> list[Route]:
+    """The Streamable HTTP app's paths as routes of the host app (``/mcp`` and the ``/.well-known`` metadata
+    the SDK serves), each handing the whole request to the SDK's app with its middleware. Routes, not a mount
+    at ``/``: a mount would take every path the host's routes did not, so an unknown path or a wrong method
+    would be the SDK's plain 404 instead of the host's 404 and 405. A client configured with ``/mcp/`` (as one
+    seed documents) is served as ``/mcp``, without a redirect some clients would not follow with a POST."""
     origins = [f"{scheme}://{host}" for host in settings.allowed_hosts for scheme in ("http", "https")]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=settings.allowed_hosts,
                                          allowed_origins=origins + settings.cors_origins)
     inner = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
                                        host=settings.host)
+    sdk = _SDKApp(inner)
+    paths = [route.path for route in inner.routes if isinstance(route, Route)]
+    return [Route(path, sdk, include_in_schema=False) for path in [*paths, MCP_PATH + "/"]]
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            path = scope["path"]
-            if path == MCP_PATH + "/":
-                scope = {**scope, "path": MCP_PATH, "raw_path": MCP_PATH.encode()}
-            elif path != MCP_PATH and not path.startswith("/.well-known/"):
-                raise HTTPException(status_code=404)  # the app's own 404, as before the mount
-        await inner(scope, receive, send)
 
-    return app
+class _SDKApp:
+    """The SDK's app as a route's endpoint (an ASGI callable that is not a function: Starlette passes every
+    method to it, and the SDK answers the methods it does not serve)."""
+
+    def __init__(self, inner: ASGIApp) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == MCP_PATH + "/":
+            scope = {**scope, "path": MCP_PATH, "raw_path": MCP_PATH.encode()}
+        await self.inner(scope, receive, send)
 

@@ -21,7 +21,7 @@ from pydantic import (
     ValidationInfo,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
 from graphmem.config import Limits
 from graphmem.errors import InvalidInput
@@ -38,6 +38,15 @@ MAX_OFFSET = 10_000  # offset paging stops here; deeper pages take the cursor
 MAX_CURSOR_CHARS = 2048
 MAX_NAMESPACES = 100
 M = TypeVar("M", bound=BaseModel)
+
+# Errors of values graphmem cannot store faithfully, or of a path that would leave its tree: the /v1 API answers
+# them with 400 invalid_input even in a body (graphmem/http/errors.py), where other refusals of the route's
+# schema keep FastAPI's 422. Two are pydantic's own types (a lone surrogate in a string; NaN or an infinity).
+UNENCODABLE_TEXT = "string_unicode"
+NOT_FINITE = "finite_number"
+INVALID_PATH = "invalid_path"
+REFUSED_VALUES = frozenset({UNENCODABLE_TEXT, NOT_FINITE, INVALID_PATH})
+UNENCODABLE = "must be valid Unicode text (a lone surrogate such as \\ud800 cannot be stored)"
 
 
 # ---- checks shared by models and plain arguments -------------------------------------------------------
@@ -86,11 +95,20 @@ def check_namespace(namespace: object) -> str:
         raise InvalidInput(f"namespace {exc}", field="namespace") from None
 
 
-def _path(value: str) -> str:
-    if not 1 <= len(value) <= PATH_CHARS or not PATH_PATTERN.fullmatch(value):
-        raise ValueError(f"must be 1-{PATH_CHARS} characters: segments of A-Z a-z 0-9 . _ - joined by '/', "
-                         "no '/' at either end")
+def check_segments(value: str, max_chars: int) -> str:
+    """A path of folders (a memory's path, a handoff's project): 1-``max_chars`` characters, segments of
+    ``[A-Za-z0-9._-]`` joined by '/', none empty, none '.' or '..', no '/' at either end. A path names a place
+    in one tree: nothing in it may climb out or alias another place."""
+    if (not 1 <= len(value) <= max_chars or not PATH_PATTERN.fullmatch(value)
+            or any(segment in (".", "..") for segment in value.split("/"))):
+        raise PydanticCustomError(INVALID_PATH, "must be 1-{max_chars} characters: segments of A-Z a-z 0-9 . _ - "
+                                  "joined by '/', none empty, '.' or '..', no '/' at either end",
+                                  {"max_chars": max_chars})
     return value
+
+
+def _path(value: str) -> str:
+    return check_segments(value, PATH_CHARS)
 
 
 def _path_filter(value: str) -> str:
@@ -117,7 +135,7 @@ def _metadata_value(key: str, value: object) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"metadata[{key!r}] must be a finite number")
+            raise PydanticCustomError(NOT_FINITE, "metadata values must be finite numbers (not NaN or infinite)")
         return
     kind = "nested map" if isinstance(value, dict) else "list" if isinstance(value, list) else "value"
     raise ValueError(f"metadata[{key!r}] is a {kind}: values must be strings, integers, floats or booleans")
@@ -153,16 +171,13 @@ def _not_blank(value: str) -> str:
     return value
 
 
-UNENCODABLE = "must be valid Unicode text (a lone surrogate such as \\ud800 cannot be stored)"
-
-
 def _encodable(value: str) -> None:
     """Text must be storable: UTF-8 cannot encode a lone surrogate (``\\ud800``, which JSON can carry).
-    (Strict string fields refuse one themselves; metadata keys and values are checked here.)"""
+    (String fields refuse one themselves, as pydantic's ``string_unicode``; metadata is checked here.)"""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(UNENCODABLE) from None
+        raise PydanticCustomError(UNENCODABLE_TEXT, UNENCODABLE) from None
 
 
 
@@ -224,10 +239,15 @@ class Input(BaseModel):
 def invalid_input(exc: ValidationError) -> InvalidInput:
     """Pydantic's report as one ``InvalidInput`` listing every problem (no input values echoed)."""
     errors = exc.errors(include_url=False, include_input=False)
-    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
-                f"{UNENCODABLE if e['type'] == 'string_unicode' else str(e['msg']).removeprefix('Value error, ')}"
-                for e in errors]
+    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {message(e)}" for e in errors]
     return InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in errors if e["loc"]])
+
+
+def message(error: ErrorDetails) -> str:
+    """One error's message for a person, never its input (a lone surrogate is said as such)."""
+    if error["type"] == UNENCODABLE_TEXT:
+        return UNENCODABLE
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def parse(model: type[M], data: object, limits: Limits = HARD_LIMITS) -> M:

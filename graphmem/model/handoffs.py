@@ -8,19 +8,14 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from graphmem.model.fields import INT64, Cursor, Input
+from graphmem.model.fields import INT64, Cursor, Input, check_segments
 
-PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9._/-]{1,100}$")
+PROJECT_CHARS = 100
 HANDOFF_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,100}$")
 
-
-def _project(value: str) -> str:
-    if not PROJECT_PATTERN.fullmatch(value):
-        raise ValueError("must be 1-100 characters of A-Z a-z 0-9 . _ / -")
-    return value
-
-
-Project = Annotated[str, Field(strict=True, description="1-100 of A-Z a-z 0-9 . _ / -"), AfterValidator(_project)]
+Project = Annotated[str, Field(strict=True, description="1-100 characters: segments of A-Z a-z 0-9 . _ - joined by "
+                                                        "'/', none '.' or '..'"),
+                    AfterValidator(lambda value: check_segments(value, PROJECT_CHARS))]
 Goal = Annotated[str, Field(strict=True, min_length=1, max_length=8000)]
 Summary = Annotated[str, Field(strict=True, max_length=20000)]
 ExpectedVersion = Annotated[int, Field(strict=True, ge=0, le=INT64[1],
