@@ -248,7 +248,7 @@ ORDER BY f.position
 WITH d, parent_memory_id, collect(f)[..$limit] AS facts
 UNWIND facts AS f
 RETURN d.id AS memory_id, f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
-       f.section AS section, f.attributes AS attributes, f.recorded_at AS recorded_at,
+       f.section AS section, coalesce(f.attributes, []) AS attributes, f.recorded_at AS recorded_at,
        f.superseded_at AS superseded_at, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
        f.is_inference AS is_inference, d.version AS version, parent_memory_id
 

@@ -4,7 +4,7 @@
 // A fact as a read by id or a list returns it (FactRecord), from f, its document d and d's previous version p.
 // fragment: fact_record
 f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.position AS position, f.kind AS kind,
-f.section AS section, f.attributes AS attributes, f.recorded_at AS recorded_at,
+f.section AS section, coalesce(f.attributes, []) AS attributes, f.recorded_at AS recorded_at,
 f.superseded_at AS superseded_at, f.is_latest AS is_latest, f.is_forgotten AS is_forgotten,
 f.is_inference AS is_inference, d.version AS version, p.id AS parent_memory_id, d.id AS memory_id,
 f.namespace AS namespace

@@ -208,7 +208,7 @@ CALL () {
   OPTIONAL MATCH (d)-[:PREVIOUS_VERSION]->(p:Document)
   RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
          f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.is_inference AS is_inference,
-         f.attributes AS attributes, CASE WHEN $with_embedding THEN f.embedding END AS embedding,
+         coalesce(f.attributes, []) AS attributes, CASE WHEN $with_embedding THEN f.embedding END AS embedding,
          {{ similarity(f) }} AS raw, d.id AS document_id, d.title AS title, d.source AS source, d.path AS path,
          d.version AS version, d.chain_id AS chain_id, p.id AS parent_memory_id, entities
 }

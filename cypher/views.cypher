@@ -24,7 +24,7 @@ EXISTS { MATCH (tf:Fact {id: _x_.fact_id}) WHERE tf.namespace = _x_.namespace AN
 d {
   .id, .namespace, .chain_id, .version, .is_latest, .is_forgotten, .is_redacted, .title, .source, .path,
   .metadata, .fact_count, .created_at, .recorded_at, .superseded_at, .forgotten_at, .restored_at,
-  .redacted_at
+  .redacted_at, .forget_reason
 }
 
 // A folder: an exact path ($filter_path), or a path and everything below it ($filter_path_prefix 'a/b' with

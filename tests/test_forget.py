@@ -6,9 +6,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anyio
 import neo4j
 import pytest
+from fastapi.testclient import TestClient
 
+from graphmem.app import create_app
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
 from graphmem.model import (
     CallerContext,
@@ -21,8 +24,10 @@ from graphmem.model import (
     parse,
 )
 from graphmem.results import Document, ForgetResult
+from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from helpers import counts, query
+from mcp_helpers import credential, session
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
@@ -186,3 +191,38 @@ def test_update_racing_forget_and_redact_stays_consistent(service: MemoryService
                         "d.content AS c, d.is_latest AS l", c=doc.id)
     assert sum(r["l"] for r in rows) == 1
     assert all(r["f"] and r["r"] and r["c"] is None for r in rows)  # redact reached every version
+
+
+def test_a_redacted_memory_reads_as_its_redaction_record_on_every_front_end(
+        runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str) -> None:
+    """Its id, versions, redacted state and reason, and none of its text: /v1, GraphQL memory(id), MCP get_memory."""
+    first = add(service, ctx, ns, "Ada Quill keeps the vault code 4471 in Lisbon.", title="vault")
+    second = update(service, ctx, first.id, "Ada Quill keeps the vault code 9902 in Lisbon.")
+    service.forget(ctx, first.id, ForgetRequest(mode=ForgetMode.redact, reason="asked to erase it"))
+    secrets = ("4471", "9902", "Ada Quill", "Lisbon", "vault")
+    fixed, token = credential(runtime, [ns])
+    with TestClient(create_app(runtime=runtime)) as client:
+        read = client.get(f"/v1/memories/{second.id}", headers={"Authorization": f"Bearer {token}"})
+        assert read.status_code == 200, read.text
+        body = read.json()
+        assert (body["id"], body["version"], body["isLatest"], body["parentMemoryId"]) == (second.id, 2, True, first.id)
+        assert body["is_redacted"] and body["isForgotten"] and body["redacted_at"]
+        assert body["forget_reason"] == "asked to erase it" and body["content"] is None
+        assert body["facts"] and all(f["text"] is None and f["attributes"] == [] for f in body["facts"])
+        graphql = client.post("/graphql", headers={"Authorization": f"Bearer {token}"}, json={"query": """
+            query($id: ID!) { memory(id: $id) { id version isRedacted redactedAt forgetReason content
+                                                 facts(first: 5) { text } } }""", "variables": {"id": second.id}})
+        assert "errors" not in graphql.json(), graphql.text
+        memory = graphql.json()["data"]["memory"]
+        assert memory["isRedacted"] and memory["forgetReason"] == "asked to erase it" and memory["content"] is None
+        assert memory["redactedAt"] and all(f["text"] is None for f in memory["facts"])
+
+    async def main() -> dict[str, Any]:
+        async with session(runtime, fixed) as s:
+            return await s.call("get_memory", memory_id=second.id)
+
+    got = anyio.run(main)
+    assert got["memory"]["is_redacted"] and got["memory"]["forget_reason"] == "asked to erase it"
+    assert got["memory"]["content"] is None and all(f["text"] is None for f in got["facts"])
+    for text in (read.text, graphql.text, str(got)):
+        assert not any(secret in text for secret in secrets), text

@@ -57,6 +57,8 @@ class Memory:
     recorded_at: datetime
     superseded_at: datetime | None
     forgotten_at: datetime | None
+    redacted_at: datetime | None
+    forget_reason: str | None = strawberry.field(description="the reason given when it was forgotten or redacted")
     parent_memory_id: strawberry.ID | None = strawberry.field(description="the previous version's id")
     read: strawberry.Private[Document | None]  # the full read, when this object came from one
 
@@ -67,6 +69,7 @@ class Memory:
                    title=doc.title, source=doc.source, path=doc.path, metadata=cast(JSON, doc.metadata),
                    created_at=when(doc.created_at), recorded_at=at(doc.recorded_at),
                    superseded_at=when(doc.superseded_at), forgotten_at=when(doc.forgotten_at),
+                   redacted_at=when(doc.redacted_at), forget_reason=doc.forget_reason,
                    parent_memory_id=optional_id(doc.parent_memory_id),
                    read=doc if isinstance(doc, Document) else None)
 

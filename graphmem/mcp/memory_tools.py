@@ -104,7 +104,8 @@ def register(server: MCPServer, calls: Calls) -> None:
             content, truncated = cut(memory.content, max_chars)
             full = MemoryFull(**MemoryBrief.of(memory, memory.content).model_dump(), content=content,
                               content_truncated=truncated, content_chars=len(memory.content or ""),
-                              source=memory.source, metadata=memory.metadata)
+                              source=memory.source, metadata=memory.metadata, is_redacted=memory.is_redacted,
+                              forget_reason=memory.forget_reason)
             return GetMemoryResult(memory=full, facts=[FactBrief.of_info(f) for f in detail.facts],
                                    facts_total=detail.facts_total,
                                    entities=[e.name or e.id for e in detail.entities],

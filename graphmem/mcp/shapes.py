@@ -151,7 +151,9 @@ class ListMemoriesResult(BaseModel):
 
 
 class MemoryFull(MemoryBrief):
-    content: str | None = None
+    content: str | None = Field(None, description="None once redacted")
+    is_redacted: bool = False
+    forget_reason: str | None = Field(None, description="the reason given when it was forgotten or redacted")
     content_truncated: bool = Field(False, description="content was cut at max_chars: call again with more")
     content_chars: int | None = None
     source: str | None = None

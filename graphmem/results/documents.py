@@ -49,6 +49,7 @@ class DocumentInfo(BaseModel):
     forgotten_at: int | None = None
     restored_at: int | None = None
     redacted_at: int | None = None
+    forget_reason: str | None = Field(None, description="the reason given when it was forgotten or redacted")
     parent_memory_id: str | None = Field(None, description="the previous version's id")
 
     @field_validator("metadata", mode="before")
