@@ -16,8 +16,10 @@ from fastapi.responses import JSONResponse, Response
 
 from graphmem import __version__
 from graphmem.config import Settings
+from graphmem.errors import GraphmemError
 from graphmem.graphql.router import graphql_router
 from graphmem.http import credentials, docs, errors, graph, memories, pages, work
+from graphmem.http.access import token_of
 from graphmem.http.errors import BodyLimit, Unexpected
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from graphmem.mcp.server import build_server, http_routes
@@ -62,9 +64,11 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
 
     @app.get("/health", include_in_schema=False)
     async def health(request: Request) -> JSONResponse:
-        """200 with engine state, dialect and versions; 503 when the database cannot be reached."""
+        """200 with engine state, dialect and versions; 503 when the database cannot be reached. Public: it
+        names no path, PID or password, unless the caller sends an admin token (the engine's data directory
+        and PID); any other token, or a bad one, gets the public answer."""
         current: Runtime = request.app.state.runtime
-        healthy, report = await run_in_threadpool(current.health)
+        healthy, report = await run_in_threadpool(current.health, True, await _is_admin(current, request))
         return JSONResponse(status_code=200 if healthy else 503, content=report)
 
     @app.get("/ready", include_in_schema=False)
@@ -89,6 +93,16 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.add_middleware(pages.BrowserCors, origins=chosen.browser_origin)  # outermost: /browser/ only
     app.router.routes.extend(http_routes(mcp, chosen))
     return app
+
+
+async def _is_admin(runtime: Runtime, request: Request) -> bool:
+    token = token_of(request)
+    if token is None:
+        return False
+    try:
+        return (await run_in_threadpool(runtime.identity.authenticate, token)).admin
+    except GraphmemError:  # a bad token, or no database to ask: the public answer
+        return False
 
 
 @asynccontextmanager

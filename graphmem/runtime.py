@@ -146,10 +146,11 @@ class Runtime:
         self.became_ready.set()
         return True, {"status": "ready"}
 
-    def health(self, indexes: bool = True) -> tuple[bool, dict[str, object]]:
-        """(healthy, report). The report never carries a secret: no URI credentials, no password. Healthy
-        with work pending (``pending``) is ``"status": "warming"``: answering, but the first searches would be
-        slow; ``/ready`` turns that into 503."""
+    def health(self, indexes: bool = True, detailed: bool = False) -> tuple[bool, dict[str, object]]:
+        """(healthy, report). The report never carries a secret: no URI credentials, no password; and only
+        ``detailed`` (an admin's) names the engine's data directory and PID. Healthy with work pending
+        (``pending``) is ``"status": "warming"``: answering, but the first searches would be slow; ``/ready``
+        turns that into 503."""
         report: dict[str, object] = {
             "dialect": self.store.dialect.name,
             "schema_version": self.schema_version,
@@ -162,8 +163,9 @@ class Runtime:
         assert isinstance(engine_report, dict)
         if self.engine is not None:
             status = self.engine.status()
-            engine_report.update(running=status.running, owned=self.owns_engine,
-                                 data_dir=str(status.data_dir))
+            engine_report.update(running=status.running, owned=self.owns_engine)
+            if detailed:
+                engine_report.update(data_dir=str(status.data_dir), pid=status.state.pid if status.state else None)
         try:
             self.service.ping()
         except GraphmemError as exc:  # while the engine stops, the driver reports it in several ways: all 503

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.errors import GraphmemError, Unavailable
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput, ExportRequest, QuerySeed, SearchRequest
 from graphmem.results import ExportResult, FactHit
 from graphmem.runtime import Runtime
@@ -29,18 +30,29 @@ from graphmem.service.shared import Core
 from helpers import engine_processes, make_settings, query
 
 
-def test_health_reports_engine_dialect_and_versions(runtime: Runtime) -> None:
+def test_health_reports_engine_dialect_and_versions_and_a_path_only_to_an_admin(runtime: Runtime) -> None:
+    assert runtime.engine is not None
+    admin = runtime.identity.create(NewCredential(name="ops", scopes=[Scope.read], namespaces=["*"], admin=True),
+                                    by=OPERATOR)[1]
+    plain = runtime.identity.create(NewCredential(name="app", scopes=[Scope.read], namespaces=["*"]), by=OPERATOR)[1]
     with TestClient(create_app(runtime=runtime)) as client:
-        response = client.get("/health")
-    assert response.status_code == 200
-    body = response.json()
+        public = client.get("/health")
+        answers = [client.get("/health", headers={"Authorization": f"Bearer {token}"})
+                   for token in (plain, "gm_" + "x" * 43, admin)]
+    assert public.status_code == 200
+    body = public.json()
     # "warming" while the shared engine rebuilds an index after the other tests' writes (test_ready covers it)
     assert body["status"] in ("ok", "warming") and body["dialect"] == "arcadedb"
-    assert body["engine"] == {"mode": "bundled", "running": True, "owned": True, "reachable": True,
-                              "data_dir": str(runtime.settings.data_dir.resolve())}
+    assert body["engine"] == {"mode": "bundled", "running": True, "owned": True, "reachable": True}
     assert body["versions"]["graphmem"] and "ArcadeDB" in body["versions"]["server"]
     assert body["schema_version"] >= 1
-    assert runtime.engine is not None and runtime.engine.password() not in response.text
+    engine_pid = str(runtime.engine.status().state.pid)  # type: ignore[union-attr]
+    for answer in (public, *answers[:2]):  # no path, PID or password without an admin's token
+        assert answer.json()["engine"] == body["engine"]
+        assert str(runtime.settings.data_dir.resolve()) not in answer.text
+        assert runtime.engine.password() not in answer.text
+    assert answers[2].json()["engine"] == {**body["engine"], "data_dir": str(runtime.settings.data_dir.resolve()),
+                                           "pid": int(engine_pid)}
 
 
 def _free_port() -> int:
