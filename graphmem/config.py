@@ -100,7 +100,11 @@ class Settings(BaseSettings):
     # Driver behaviour.
     connect_timeout_s: float = Field(2.0, gt=0, description="Bolt connect; bounds how fast 503 is reported")
     transaction_timeout_s: float = Field(30.0, gt=0)
-    write_retry_attempts: int = Field(12, ge=1, le=100)
+    # Writes that meet concurrent changes to the same records are retried for this long (jittered backoff),
+    # then answered 503 with Retry-After: the server's contention, not the caller's conflict.
+    write_retry_budget_s: float = Field(10.0, gt=0, le=300, description="how long a write is retried")
+    # Replaced by write_retry_budget_s; read only so that start-up can say it is ignored.
+    write_retry_attempts: int | None = None
 
     # Export cursors are signed with this key. Unset: a random key kept in <data_dir>/cursor.key, which is
     # per machine, so replicas serving one endpoint must all set the same secret (32+ characters).

@@ -76,6 +76,14 @@ class Unavailable(GraphmemError):
     http_status = 503
 
 
+class Contended(Unavailable):
+    """A write kept meeting concurrent changes to the same records for its whole retry budget: the server is
+    busy (503 with ``retry_after`` in seconds), which is not the caller's conflict (409)."""
+
+    def __init__(self, message: str, *, retry_after: int, **details: Any) -> None:
+        super().__init__(message, retry_after=retry_after, **details)
+
+
 class EngineError(GraphmemError):
     """The bundled engine could not be started or stopped; the message carries its log's tail."""
 

@@ -50,6 +50,9 @@ class Runtime:
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
         """Connect (starting the bundled engine if needed), detect the dialect, bootstrap the schema."""
+        if settings.write_retry_attempts is not None:
+            log.warning("GRAPHMEM_WRITE_RETRY_ATTEMPTS is ignored: writes are retried for "
+                        "GRAPHMEM_WRITE_RETRY_BUDGET_S (%g s)", settings.write_retry_budget_s)
         engine: BundledEngine | None = None
         started = False
         if settings.uses_bundled_engine:
@@ -64,12 +67,12 @@ class Runtime:
             password, database = settings.neo4j_password.get_secret_value(), settings.neo4j_database
         try:
             driver = GraphStore.open_driver(uri, user, password, settings.connect_timeout_s)
-            probe = GraphStore(driver, database, dialects.NEO4J, transaction_timeout_s=5, write_attempts=1)
+            probe = GraphStore(driver, database, dialects.NEO4J, transaction_timeout_s=5, retry_budget_s=0.0)
             info = probe.server_info()
             dialect = dialects.detect(info.agent, settings.dialect)
             store = GraphStore(driver, database, dialect,
                                transaction_timeout_s=settings.transaction_timeout_s,
-                               write_attempts=settings.write_retry_attempts)
+                               retry_budget_s=settings.write_retry_budget_s)
             http = None
             if not dialect.is_neo4j:
                 http_url = engine.http_url if engine else settings.arcadedb_http_url

@@ -10,7 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -21,7 +23,7 @@ from graphmem.app import create_app
 from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
-from helpers import make_settings, served
+from helpers import graph_driver, make_settings, query, served
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +133,39 @@ def test_a_chunked_body_over_its_cap_is_413_in_the_envelope(server: str, runtime
     small = httpx.post(f"{server}/v1/remember", content=iter([b'{"content": "Chunked, ', b'and small."}']),
                        headers=headers, timeout=30)
     assert small.status_code == 201, small.text
+
+
+def test_twelve_writers_sharing_entities_all_get_201(server: str, runtime: Runtime, ns: str) -> None:
+    """Concurrent remembers that merge the same entities conflict in the database and are retried there, for a
+    time budget: none of them is answered 409 (or 503)."""
+    tokens = [runtime.identity.create(NewCredential(name=f"writer-{n}", scopes=[Scope.read, Scope.write],
+                                                    namespaces=[ns]), by=OPERATOR)[1] for n in range(12)]
+    people = ["Priya Raman", "Tomas Berg", "Ada Quill", "Noor Haddad"]
+    start = threading.Barrier(len(tokens))
+
+    def write(number: int, token: str) -> list[int]:
+        statuses = []
+        with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {token}"}, timeout=120) as client:
+            start.wait()
+            for turn in range(15):
+                person = people[(number + turn) % len(people)]
+                content = (f"{person} met {people[turn % len(people)]} at Project Falcon in Lisbon on day {turn}. "
+                           f"Writer {number} noted that Project Falcon ships from Lisbon.")
+                statuses.append(client.post("/v1/remember", json={"content": content}).status_code)
+        return statuses
+
+    with ThreadPoolExecutor(len(tokens)) as pool:
+        statuses = [s for done in pool.map(write, range(len(tokens)), tokens) for s in done]
+    assert statuses == [201] * 180, Counter(statuses)
+    falcon = query_entities(runtime, ns, "Project Falcon")
+    assert falcon == 1  # one entity, merged by every writer
+
+
+def query_entities(runtime: Runtime, ns: str, name: str) -> int:
+    with graph_driver(runtime) as driver:
+        rows = query(driver, "MATCH (e:Entity) WHERE e.namespace = $ns AND e.name = $name RETURN count(e) AS n",
+                     ns=ns, name=name)
+    return int(rows[0]["n"])
 
 
 def test_credentials_from_a_shell(runtime: Runtime, ns: str) -> None:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import neo4j
 import pytest
+from neo4j.exceptions import Neo4jError
 
+from graphmem.errors import Conflict, Contended
 from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput
 from graphmem.results import Document
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from graphmem.store.driver import Tx
-from helpers import counts, query
+from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+from helpers import counts, make_settings, query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
@@ -82,21 +87,68 @@ def test_hard_delete_failing_half_way_deletes_nothing(service: MemoryService, ct
     assert counts(graph, ns) == before
 
 
-def test_a_record_deleted_by_a_concurrent_transaction_is_retried_then_a_conflict(runtime: Runtime) -> None:
+@pytest.fixture
+def retrying(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], GraphStore]]:
+    """Stores on the test engine with a given retry budget, whose waits between attempts are instant (the
+    budget is then spent on real attempts, many more than a count of attempts would have allowed)."""
+    assert runtime.engine is not None
+    driver = GraphStore.open_driver(runtime.engine.bolt_uri, "root", runtime.engine.password(), 2.0)
+    monkeypatch.setattr(GraphStore, "_sleep", staticmethod(lambda seconds: None))
+    yield lambda budget: GraphStore(driver, runtime.store.database, runtime.store.dialect, transaction_timeout_s=5,
+                                    retry_budget_s=budget)
+    driver.close()
+
+
+def test_a_write_meeting_concurrent_changes_for_its_whole_budget_is_503_with_retry_after(
+        retrying: Callable[[float], GraphStore]) -> None:
     """The bundled engine reports a read of a record another transaction just deleted as EntityNotFound: the
-    store retries it like a write conflict, and after the last attempt the caller hears a conflict with its
-    next step, not an internal error."""
-    from neo4j.exceptions import Neo4jError
-
-    from graphmem.errors import Conflict
-
+    store retries it like a write conflict, for its time budget; then the server is busy (503), which is not the
+    caller's conflict (409)."""
     calls = 0
 
-    def always_racing(tx: object) -> None:
+    def always_racing(tx: Tx) -> None:
         nonlocal calls
         calls += 1
+        tx.run("ping")  # a real transaction each time
         raise Neo4jError._hydrate_neo4j(code="Neo.ClientError.Statement.EntityNotFound", message="deleted")
 
-    with pytest.raises(Conflict) as raised:
-        runtime.store.write(always_racing)
-    assert calls > 1 and raised.value.details["next_step"]
+    started = time.monotonic()
+    with pytest.raises(Contended) as raised:
+        retrying(0.5).write(always_racing)
+    elapsed = time.monotonic() - started
+    assert raised.value.http_status == 503 and raised.value.details["retry_after"] >= 1
+    assert 0.5 <= elapsed < 3 and calls > 12, (elapsed, calls)  # a budget of time, not of attempts
+
+
+def test_a_write_that_gets_through_within_its_budget_succeeds(retrying: Callable[[float], GraphStore]) -> None:
+    calls = 0
+
+    def conflicting_then_through(tx: Tx) -> int:
+        nonlocal calls
+        calls += 1
+        if calls <= 20:
+            raise RetryTransaction
+        return int(tx.single("ping") is not None)
+
+    assert retrying(10.0).write(conflicting_then_through) == 1 and calls == 21
+
+
+def test_a_conflict_the_request_causes_is_not_retried(retrying: Callable[[float], GraphStore]) -> None:
+    calls = 0
+
+    def stale(tx: Tx) -> None:
+        nonlocal calls
+        calls += 1
+        raise Conflict("memory x is at version 3, not 2", next_step="read it again")
+
+    with pytest.raises(Conflict):
+        retrying(10.0).write(stale)
+    assert calls == 1
+
+
+def test_the_removed_attempt_count_is_said_to_be_ignored(run_root: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="graphmem.runtime"), \
+            Runtime.open(make_settings(run_root / "shared", write_retry_attempts=12), own_engine=False):
+        pass
+    said = [r.getMessage() for r in caplog.records if "GRAPHMEM_WRITE_RETRY_ATTEMPTS" in r.getMessage()]
+    assert len(said) == 1 and "ignored" in said[0]

@@ -4,7 +4,9 @@ Every unit of work is one transaction function ``fn(tx) -> T`` over named statem
 by graphmem itself (tenacity) rather than by the driver's managed transactions, for three reasons:
 
 * the driver backs off 1 s, 2 s, 4 s..., far too slow for the short write conflicts of concurrent
-  updates on the bundled engine;
+  updates on the bundled engine: graphmem retries them with jittered backoff for a time budget
+  (``GRAPHMEM_WRITE_RETRY_BUDGET_S``; a count of attempts ran out under many writers while the time did not),
+  and past it answers 503 (``Contended``): the server's contention, not the caller's conflict;
 * the driver also retries ``ServiceUnavailable`` for its whole retry window, while a caller must hear
   "unavailable" within a few seconds when the database is down;
 * the bundled engine reports a concurrent insert of the same unique key as ``ConstraintError``, which the
@@ -15,6 +17,7 @@ by graphmem itself (tenacity) rather than by the driver's managed transactions, 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +35,7 @@ from neo4j.exceptions import (
 )
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
-from graphmem.errors import Conflict, GraphmemError, InvalidInput, Unavailable
+from graphmem.errors import Contended, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
 from graphmem.store.queries import Statement, statements
 
@@ -177,14 +180,15 @@ def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, Neo4jError) and (exc.is_retryable() or exc.code in _RACE_CODES)
 
 
-def _stop(max_attempts: int) -> Callable[[RetryCallState], bool]:
-    """Conflicts retry up to ``max_attempts``; a lost connection only once, so "unavailable" is fast."""
+def _stop(budget_s: float) -> Callable[[RetryCallState], bool]:
+    """Conflicts retry until ``budget_s`` have passed since the first attempt (the last wait may pass it by up to
+    a second); a lost connection only once, so "unavailable" is fast."""
 
     def stop(state: RetryCallState) -> bool:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _CONNECTION_ERRORS):
             return state.attempt_number >= CONNECTION_ATTEMPTS
-        return state.attempt_number >= max_attempts
+        return (state.seconds_since_start or 0.0) >= budget_s
 
     return stop
 
@@ -199,10 +203,10 @@ _CALLER_ERRORS = {
 }
 
 
-def _conflict() -> Conflict:
-    """Out of attempts against concurrent writers (a conflict, a lock, a record deleted meanwhile)."""
-    return Conflict("too many concurrent changes to the same records",
-                    next_step="retry the request (with the same request_id, if it had one)")
+def _contended() -> Contended:
+    """Out of time against concurrent writers (a conflict, a lock, a record deleted meanwhile)."""
+    return Contended("the graph database is busy with concurrent changes to the same records; retry shortly "
+                     "(with the same request_id, if the request had one)", retry_after=1)
 
 
 def _refused_value(exc: Neo4jError) -> InvalidInput | None:
@@ -225,14 +229,16 @@ def _unavailable(exc: BaseException) -> Unavailable:
 class GraphStore:
     """One driver per process, bound to one database and one dialect."""
 
+    _sleep = staticmethod(time.sleep)  # between retries (a test may make the waits instant)
+
     def __init__(self, driver: neo4j.Driver, database: str, dialect: Dialect, *,
-                 transaction_timeout_s: float, write_attempts: int) -> None:
+                 transaction_timeout_s: float, retry_budget_s: float) -> None:
         self._driver = driver
         self.database = database
         self.dialect = dialect
         self._named = statements()
         self._timeout = transaction_timeout_s
-        self._write_attempts = write_attempts
+        self._retry_budget_s = retry_budget_s
         self.memo: TTLCache[Any, Any] = TTLCache(maxsize=4096, ttl=MEMO_TTL_S)
 
     @staticmethod
@@ -267,8 +273,9 @@ class GraphStore:
     def _transaction(self, fn: Callable[[Tx], T], mode: str) -> T:
         attempts = Retrying(
             retry=retry_if_exception(_is_retryable),
-            stop=_stop(self._write_attempts),
+            stop=_stop(self._retry_budget_s),
             wait=wait_random_exponential(multiplier=0.02, max=1.0),
+            sleep=self._sleep,
             reraise=True,
         )
         try:
@@ -280,10 +287,10 @@ class GraphStore:
         except GraphmemError:
             raise
         except (RetryTransaction, ConstraintError, TransientError):
-            raise _conflict() from None
+            raise _contended() from None
         except Neo4jError as exc:
             if exc.code in _RACE_CODES:
-                raise _conflict() from None
+                raise _contended() from None
             refused = _refused_value(exc)
             if refused is not None:
                 raise refused from None
