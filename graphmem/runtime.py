@@ -25,6 +25,7 @@ from graphmem.store.driver import GraphStore
 from graphmem.store.engine import BundledEngine
 from graphmem.store.schema import bootstrap, check_embedder
 from graphmem.store.settling import IndexSettling
+from graphmem.store.watch import EngineWatch
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Runtime:
     # Once ready, a later index rebuild (after a big ingest) is reported by /health, not by /ready: a load
     # balancer should not drop a server that answers, only wait for it to get ready the first time.
     became_ready: threading.Event = field(default_factory=threading.Event)
+    watch: EngineWatch | None = None  # the bundled engine, watched while serving (``start_serving``)
 
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
@@ -127,21 +129,33 @@ class Runtime:
 
     def start_serving(self) -> Callable[[], None]:
         """What a long-running front end (``serve``, ``graphmem mcp``) runs beside its requests: models and
-        search indexes warmed in the background (the first search does not pay seconds of loading), and the
-        job worker when jobs are enabled. Returns the call that stops them."""
+        search indexes warmed in the background (the first search does not pay seconds of loading), the
+        bundled engine's watch (``store/watch.py``: an engine this process started is started again if it
+        dies), and the job worker when jobs are enabled. Returns the call that stops them."""
         self.warming.set()  # before the thread starts: /ready never sees a moment between start and warm-up
         threading.Thread(target=self.warm_up, name="graphmem-warm-up", daemon=True).start()
+        if self.engine is not None:
+            self.watch = EngineWatch(self.engine, owned=self.owns_engine)
+            self.watch.start()
         jobs = self.job_worker() if self.settings.jobs_enabled else None
-        if jobs is None:
-            return lambda: None
-        jobs.start()
-        return jobs.stop
+        if jobs is not None:
+            jobs.start()
+
+        def stop() -> None:
+            if jobs is not None:
+                jobs.stop()
+            if self.watch is not None:
+                self.watch.stop()
+
+        return stop
 
     def ready(self) -> tuple[bool, dict[str, object]]:
         """(ready, answer) for ``/ready``: the database answers, the warm-up is done, and, until the first
         time this holds, no search index is being built in the background (later builds only make
         ``/health`` say ``"warming"``)."""
         healthy, report = self.health(indexes=not self.became_ready.is_set())
+        if report["status"] == "restarting":
+            return False, {"status": "restarting", "reason": report["reason"]}
         if not healthy:
             return False, {"status": report["status"], "reason": report.get("reason")}
         if report["status"] == "warming":
@@ -166,9 +180,13 @@ class Runtime:
         assert isinstance(engine_report, dict)
         if self.engine is not None:
             status = self.engine.status()
-            engine_report.update(running=status.running, owned=self.owns_engine)
+            engine_report.update(running=status.running, owned=self.owns_engine if self.watch is None
+                                 else self.watch.owned)
             if detailed:
                 engine_report.update(data_dir=str(status.data_dir), pid=status.state.pid if status.state else None)
+        if self.watch is not None and self.watch.restarting:  # down, and coming back: no need to ask it
+            engine_report["reachable"] = False
+            return False, {"status": "restarting", "reason": self.watch.restarting, **report}
         try:
             self.service.ping()
         except GraphmemError as exc:  # while the engine stops, the driver reports it in several ways: all 503

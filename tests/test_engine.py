@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -20,9 +21,11 @@ from fastapi.testclient import TestClient
 from graphmem.app import create_app
 from graphmem.config import EngineCollector
 from graphmem.errors import EngineError, Unavailable
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.engine import GC_LOG, JAVA_OPTION_VARIABLES, BundledEngine, EngineState, collector_options
+from graphmem.store.watch import FIRST_DELAY_S
 from helpers import engine_processes, make_settings
 
 CLI = [sys.executable, "-m", "graphmem.cli"]
@@ -270,4 +273,66 @@ def test_engine_stopped_mid_run_then_restarted(data_dir: Path) -> None:
             assert runtime.service.add_document(ctx, "midrun", DocumentInput(content="After the outage.")).version == 1
             assert client.get("/health").status_code == 200
     finally:
+        runtime.close()
+
+
+def test_a_killed_engine_is_restarted_by_its_owner_and_a_foreign_one_only_reported(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A server's own engine killed with SIGKILL: /health and /ready say "restarting" (503) and /v1 writes and
+    searches answer 2xx again within 30 s, with no manual step. Killed again, while another process starts the
+    engine of the data directory before the watch's own try (a gate holds that try): the watch attaches to it as
+    not owned. That one killed: reported, never restarted."""
+    settings = make_settings(data_dir)
+    runtime = Runtime.open(settings, own_engine=True)
+    assert runtime.engine is not None and runtime.owns_engine
+    engine = runtime.engine
+    token = runtime.identity.create(NewCredential(name="w", scopes=[Scope.read, Scope.write], namespaces=["w"]),
+                                    by=OPERATOR)[1]
+    auth = {"Authorization": f"Bearer {token}"}
+    stop = runtime.start_serving()
+    try:
+        with TestClient(create_app(runtime=runtime)) as client, caplog.at_level("INFO", logger="graphmem"):
+            def kill() -> float:
+                state = engine.status().state
+                assert state is not None and state.pid is not None
+                os.kill(state.pid, signal.SIGKILL)
+                return time.monotonic()
+
+            def until(check: Any, seconds: float) -> None:
+                deadline = time.monotonic() + seconds
+                while not check():
+                    assert time.monotonic() < deadline, "timed out"
+                    time.sleep(0.1)
+
+            killed = kill()
+            until(lambda: client.get("/health").json()["status"] == "restarting", 5)
+            down = client.get("/health")
+            assert down.status_code == 503 and "exited" in down.json()["reason"]
+            assert client.get("/ready").status_code == 503 and client.get("/ready").json()["status"] == "restarting"
+            until(lambda: client.post("/v1/remember", headers=auth, json={
+                "content": "Written after the restart.", "scope": "w"}).status_code == 201, 30)
+            found = client.get("/v1/memories/search", headers=auth, params={"query": "restart", "scope": "w"})
+            assert found.status_code == 200 and time.monotonic() - killed < 30
+            assert client.get("/health").json()["engine"]["owned"] is True
+            assert "the bundled engine exited" in caplog.text and "running again" in caplog.text
+
+            gate = threading.Event()
+            own_try = engine.ensure_running
+            monkeypatch.setattr(engine, "ensure_running", lambda owned: gate.wait(60) and own_try(owned=owned))
+            kill()
+            until(lambda: client.get("/health").json()["status"] == "restarting", 5)
+            foreign, started = BundledEngine(settings).ensure_running(owned=False)  # `graphmem engine start`
+            assert started
+            gate.set()
+            until(lambda: client.get("/health").status_code == 200, 30)
+            assert runtime.watch is not None and not runtime.watch.owned
+            assert client.get("/health").json()["engine"]["owned"] is False and "attached" in caplog.text
+
+            assert foreign.pid is not None
+            os.kill(foreign.pid, signal.SIGKILL)
+            until(lambda: "does not restart it" in caplog.text, 5)
+            time.sleep(2 * FIRST_DELAY_S)
+            assert not engine.status().running and client.get("/health").json()["status"] == "unavailable"
+    finally:
+        stop()
         runtime.close()

@@ -158,6 +158,11 @@ class BundledEngine:
     def password(self) -> str:
         return self.password_file.read_text(encoding="utf-8").strip()
 
+    def exited(self) -> int | None:
+        """The exit code of the engine this object started, once it has exited; None while it runs, or when
+        this object started none."""
+        return None if self._child is None else self._child.poll()
+
     def status(self) -> EngineStatus:
         state = self._live_state()
         running = state is not None and state.pid is not None
