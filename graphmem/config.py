@@ -152,6 +152,8 @@ class Settings(BaseSettings):
     warm_up_searches: int = Field(300, ge=0, le=10_000, description="searches run by the start-up warm-up")
     # Exports it runs there next (at most 10 s): they take a third off the first export (``Exporting.warm_up``).
     warm_up_exports: int = Field(20, ge=0, le=1_000, description="exports run by the start-up warm-up")
+    # A call needing a model still loading (at start) waits this long for it, then is answered 503 Retry-After.
+    model_wait_s: float = Field(30.0, gt=0, le=600, description="how long a call waits for a model's first load")
     entity_patterns_file: Path | None = Field(None, description="extra EntityRuler patterns (JSONL)")
     user_entity_name: str = Field("user", min_length=1, max_length=100)
     similar_entity_cosine: float = Field(0.85, gt=0, le=1, description="SIMILAR_TO link threshold")

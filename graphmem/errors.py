@@ -78,10 +78,12 @@ class Unavailable(GraphmemError):
 
 class Contended(Unavailable):
     """A write kept meeting concurrent changes to the same records for its whole retry budget: the server is
-    busy (503 with ``retry_after`` in seconds), which is not the caller's conflict (409)."""
+    busy (503 with a ``retry_after`` detail, in seconds), which is not the caller's conflict (409)."""
 
-    def __init__(self, message: str, *, retry_after: int, **details: Any) -> None:
-        super().__init__(message, retry_after=retry_after, **details)
+
+class ModelsLoading(Unavailable):
+    """A model this call needs is still loading (at start, in the background) past the time a call waits for it:
+    503 with a ``retry_after`` detail, in seconds."""
 
 
 class EngineError(GraphmemError):

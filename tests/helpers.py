@@ -71,9 +71,9 @@ def counts(driver: neo4j.Driver, namespace: str) -> tuple[int, int]:
 
 
 @contextmanager
-def isolated_store(runtime: Runtime, data_dir: Path, **overrides: Any) -> Iterator[Runtime]:
-    """A runtime on a database of its own in ``runtime``'s engine (made over HTTP, dropped after): a store no
-    other test writes, for rules about the whole store (its owner, its last admin), without a second engine."""
+def new_database(runtime: Runtime) -> Iterator[dict[str, str]]:
+    """A database of its own in ``runtime``'s engine (made over HTTP, dropped after), as the settings that
+    reach it (``GRAPHMEM_`` names, lower-case): a store no other test writes, without a second engine."""
     assert runtime.engine is not None
     name = f"iso_{uuid.uuid4().hex[:12]}"
     auth = ("root", runtime.engine.password())
@@ -83,14 +83,19 @@ def isolated_store(runtime: Runtime, data_dir: Path, **overrides: Any) -> Iterat
                    timeout=30).raise_for_status()
 
     server(f"create database {name}")
-    settings = make_settings(data_dir, neo4j_uri=runtime.engine.bolt_uri, neo4j_user="root",
-                             neo4j_password=auth[1], neo4j_database=name, dialect="arcadedb",
-                             arcadedb_http_url=runtime.engine.http_url, **overrides)
     try:
-        with Runtime.open(settings) as opened:
-            yield opened
+        yield {"neo4j_uri": runtime.engine.bolt_uri, "neo4j_user": "root", "neo4j_password": auth[1],
+               "neo4j_database": name, "dialect": "arcadedb", "arcadedb_http_url": runtime.engine.http_url}
     finally:
         server(f"drop database {name}")
+
+
+@contextmanager
+def isolated_store(runtime: Runtime, data_dir: Path, **overrides: Any) -> Iterator[Runtime]:
+    """A runtime on a new database (``new_database``), for rules about the whole store (its owner, its last
+    admin)."""
+    with new_database(runtime) as database, Runtime.open(make_settings(data_dir, **database, **overrides)) as opened:
+        yield opened
 
 
 def graph_driver(runtime: Runtime) -> neo4j.Driver:

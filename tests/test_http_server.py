@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from graphmem.app import create_app
 from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
+from graphmem.store.driver import GraphStore
 from helpers import graph_driver, make_settings, query, served
 
 
@@ -135,9 +137,22 @@ def test_a_chunked_body_over_its_cap_is_413_in_the_envelope(server: str, runtime
     assert small.status_code == 201, small.text
 
 
-def test_twelve_writers_sharing_entities_all_get_201(server: str, runtime: Runtime, ns: str) -> None:
+def test_twelve_writers_sharing_entities_all_get_201(server: str, runtime: Runtime, ns: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Concurrent remembers that merge the same entities conflict in the database and are retried there, for a
     time budget: none of them is answered 409 (or 503)."""
+    conflicts = 0
+    attempt = GraphStore._once
+
+    def counted(self: GraphStore, fn: Any, mode: str) -> Any:
+        nonlocal conflicts
+        try:
+            return attempt(self, fn, mode)
+        except Exception:
+            conflicts += 1
+            raise
+
+    monkeypatch.setattr(GraphStore, "_once", counted)
     tokens = [runtime.identity.create(NewCredential(name=f"writer-{n}", scopes=[Scope.read, Scope.write],
                                                     namespaces=[ns]), by=OPERATOR)[1] for n in range(12)]
     people = ["Priya Raman", "Tomas Berg", "Ada Quill", "Noor Haddad"]
@@ -149,14 +164,14 @@ def test_twelve_writers_sharing_entities_all_get_201(server: str, runtime: Runti
             start.wait()
             for turn in range(15):
                 person = people[(number + turn) % len(people)]
-                content = (f"{person} met {people[turn % len(people)]} at Project Falcon in Lisbon on day {turn}. "
-                           f"Writer {number} noted that Project Falcon ships from Lisbon.")
+                content = f"{person} joined Project Falcon in Lisbon (note {turn} of writer {number})."
                 statuses.append(client.post("/v1/remember", json={"content": content}).status_code)
         return statuses
 
     with ThreadPoolExecutor(len(tokens)) as pool:
         statuses = [s for done in pool.map(write, range(len(tokens)), tokens) for s in done]
     assert statuses == [201] * 180, Counter(statuses)
+    assert conflicts > 0  # the writers did meet each other
     falcon = query_entities(runtime, ns, "Project Falcon")
     assert falcon == 1  # one entity, merged by every writer
 

@@ -3,18 +3,25 @@ search indexes in the background (graphmem/store/settling.py); /ready answers 50
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
+from graphmem.errors import ModelsLoading
 from graphmem.model import CallerContext, DocumentInput
+from graphmem.nlp.loading import loaded
 from graphmem.runtime import Runtime
 from graphmem.store.settling import TTL_S, IndexSettling, vector_index_busy
-from helpers import make_settings
+from helpers import free_port, make_settings, new_database
 
 
 def test_the_busy_rule_on_states_the_engine_reported() -> None:
@@ -83,3 +90,107 @@ def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_roo
         finally:
             release.set()
             stop()
+
+
+def test_first_users_of_a_model_share_one_load_and_wait_for_it_a_bounded_time() -> None:
+    """Eight first users at once (a barrier): one load, on the loading thread; those that wait 0.2 s hear
+    ModelsLoading (503, Retry-After) while it goes on, the others get the one model. A failed load is tried
+    again by the next user."""
+    gate, loads = threading.Event(), []
+    key = ("test-model", uuid.uuid4().hex)
+
+    def load() -> object:
+        loads.append(threading.current_thread().name)
+        gate.wait(30)
+        return object()
+
+    start = threading.Barrier(8)
+    got: dict[int, object] = {}
+
+    def use(number: int) -> None:
+        start.wait()
+        try:
+            got[number] = loaded(key, "test model", load, 0.2 if number < 4 else None)
+        except ModelsLoading as exc:
+            got[number] = exc
+
+    users = [threading.Thread(target=use, args=(n,)) for n in range(8)]
+    for user in users:
+        user.start()
+    for user in users[:4]:
+        user.join(10)
+    gate.set()
+    for user in users[4:]:
+        user.join(10)
+    assert len(loads) == 1 and loads[0].startswith("graphmem-models")
+    refused = [got[n] for n in range(4)]
+    assert all(isinstance(e, ModelsLoading) and e.http_status == 503 and e.details["retry_after"] > 0
+               for e in refused)
+    assert len({id(got[n]) for n in range(4, 8)}) == 1 and not isinstance(got[4], Exception)
+
+    failing = ("failing-model", uuid.uuid4().hex)
+    attempts = iter([RuntimeError("corrupt file"), "model"])
+
+    def flaky() -> str:
+        outcome = next(attempts)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    with pytest.raises(RuntimeError):
+        loaded(failing, "flaky model", flaky, None)
+    assert loaded(failing, "flaky model", flaky, None) == "model"
+
+
+def test_requests_to_a_cold_server_wait_for_the_models_or_hear_503_never_500(runtime: Runtime,
+                                                                             tmp_path: Path) -> None:
+    """A cold `graphmem serve` (the default embedder, exported at first use into a new data directory), sent
+    writes and searches from eight threads as soon as it answers, before /ready: each is 2xx, or 503 with
+    Retry-After while a model loads for longer than GRAPHMEM_MODEL_WAIT_S (0.5 s here); none fails otherwise,
+    and every one gets through."""
+    port = free_port()
+    with new_database(runtime) as database:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+        env.update({f"GRAPHMEM_{key.upper()}": value for key, value in database.items()})
+        env.update({"GRAPHMEM_MODEL_WAIT_S": "0.5", "GRAPHMEM_WARM_UP_SEARCHES": "0", "GRAPHMEM_WARM_UP_EXPORTS": "0"})
+        server = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port), "--data-dir",
+                                   str(tmp_path), "--log-level", "warning"], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    httpx.get(f"{base}/health", timeout=2)
+                    break
+                except httpx.TransportError:
+                    assert server.poll() is None and time.monotonic() < deadline, "serve did not answer"
+                    time.sleep(0.1)
+            assert httpx.get(f"{base}/ready").status_code == 503  # still loading: the requests come before /ready
+            token = (tmp_path / "owner-token").read_text().strip()
+            seen: list[tuple[int, bool]] = []  # (status, carried Retry-After)
+
+            def client(number: int) -> None:
+                with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+                    while time.monotonic() < deadline + 120:
+                        if number % 2:
+                            answer = http.get("/v1/memories/search", params={"query": f"harbour {number}"})
+                        else:
+                            answer = http.post("/v1/remember", json={"content": f"Ship {number} left Harbour Nine."})
+                        seen.append((answer.status_code, "retry-after" in answer.headers))
+                        if answer.status_code != 503:
+                            return
+                        time.sleep(0.2)
+
+            clients = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+            for thread in clients:
+                thread.start()
+            for thread in clients:
+                thread.join(180)
+        finally:
+            server.terminate()
+            output, _ = server.communicate(timeout=60)
+    assert all(status in (200, 201) or (status == 503 and retry) for status, retry in seen), (seen, output)
+    assert sum(status in (200, 201) for status, _ in seen) == 8, seen  # every client got through
+    assert any(status == 503 for status, _ in seen), seen  # some came while a model loaded past the wait
+    assert "Traceback" not in output and "ImportError" not in output, output

@@ -15,8 +15,8 @@ import pytest
 from graphmem.config import EmbedderChoice
 from graphmem.errors import ConfigurationError
 from graphmem.model import CallerContext, DocumentInput
-from graphmem.nlp.embedder import MiniLMEmbedder, get_embedder
-from graphmem.nlp.language import get_language
+from graphmem.nlp.embedder import MiniLMEmbedder, load_embedder
+from graphmem.nlp.language import load_language
 from graphmem.runtime import Runtime
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
@@ -38,7 +38,7 @@ def real_graph(real: Runtime) -> Iterator[neo4j.Driver]:
 def test_loading_a_model_leaves_the_process_heap_out_of_the_collectors_passes() -> None:
     """Each model loader freezes what the process holds once the model is in (``graphmem/nlp/heap.py``): the
     cyclic collector's full passes walked every object of the models."""
-    for load in (get_language.__wrapped__, lambda: get_embedder.__wrapped__(EmbedderChoice.hashing)):
+    for load in (lambda: load_language(None), lambda: load_embedder(EmbedderChoice.hashing, 1, Path("unused"))):
         gc.unfreeze()
         assert gc.get_freeze_count() == 0
         load()

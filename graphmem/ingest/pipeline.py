@@ -91,12 +91,17 @@ class Pipeline:
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder, waiting for its first load at most ``GRAPHMEM_MODEL_WAIT_S`` (then ``ModelsLoading``)."""
+        return self._embedder(self.settings.model_wait_s)
+
+    def _embedder(self, wait_s: float | None) -> Embedder:
         return get_embedder(self.settings.embedder, self.settings.embed_threads,
-                            self.settings.data_dir.resolve() / "models")
+                            self.settings.data_dir.resolve() / "models", wait_s)
 
     def warm_up(self) -> None:
+        """Load both models, however long that takes."""
         get_language(self.settings.entity_patterns_file)
-        self.embedder.embed(["warm up"])
+        self._embedder(None).embed(["warm up"])
 
     def prepare(self, contents: Sequence[str], progress: Progress | None = None) -> list[PreparedDocument]:
         """The facts of each content, parsed and embedded; ``progress`` hears how many facts each NLP batch
@@ -160,7 +165,8 @@ class Pipeline:
         HTML and front matter give nothing. spaCy reads the masked text, white space folded; its offsets are
         mapped back to the content."""
         readable = [span.folded() for _, span in batch if span.kind in EXTRACTED]
-        parsed = iter(zip(parse([text for text, _ in readable], self.settings.entity_patterns_file),
+        parsed = iter(zip(parse([text for text, _ in readable], self.settings.entity_patterns_file,
+                                self.settings.model_wait_s),
                           (positions for _, positions in readable), strict=True))
         found: list[SentenceExtraction] = []
         for _, span in batch:

