@@ -96,7 +96,7 @@ def _not_finite(error: ErrorDetails) -> bool:
 
 
 def _message(error: ErrorDetails) -> str:
-    return NOT_FINITE_MESSAGE if _not_finite(error) else message(error)
+    return NOT_FINITE_MESSAGE if _not_finite(error) else _sendable(message(error))
 
 
 def _field(error: ErrorDetails) -> str:
@@ -110,9 +110,12 @@ def _field(error: ErrorDetails) -> str:
 def _printable(part: Any) -> Any:
     """A location part as it can be sent back: an unknown key is the caller's own text, which may be long or
     hold a lone surrogate that JSON as UTF-8 cannot carry."""
-    if not isinstance(part, str):
-        return part
-    return part[:100].encode("utf-8", "backslashreplace").decode("utf-8")
+    return _sendable(part[:100]) if isinstance(part, str) else part
+
+
+def _sendable(text: str) -> str:
+    """``text`` with any lone surrogate written as its escape, so that JSON as UTF-8 can carry it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class Unexpected:

@@ -10,6 +10,10 @@
   it may name. A namespace the credential may not use is simply absent from the context, so the service's
   rules answer: reading it is *not found*, writing it is *forbidden*.
 * ``charge``: one call of a kind (read or write) against the credential's rate limits.
+* ``create``, ``list``, ``revoke``: administration, by an admin credential (a credential grants only what it
+  holds; one limited to some namespaces administers only credentials inside them; the owner and the last
+  admin over every namespace are not revoked) or by the local ``OPERATOR``, who is not limited. Every front
+  end that administers credentials goes through these.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from graphmem.identity.limits import Charge, RateLimits
 from graphmem.model import CallerContext, check_namespace
 
 CACHE_S = 5.0
+TOUCH_EVERY_S = 60.0
+MAX_TOKEN_CHARS = 200
 
 
 class Operator:
@@ -33,8 +39,6 @@ class Operator:
 
 
 OPERATOR = Operator()
-TOUCH_EVERY_S = 60.0
-MAX_TOKEN_CHARS = 200
 
 
 class Identity:
@@ -105,9 +109,9 @@ class Identity:
     # ---- administration: an admin credential, or the local operator -------------------------------------
 
     def create(self, new: NewCredential, *, by: Credential | Operator) -> tuple[Credential, str]:
-        """A new credential and its token. A credential grants only what it holds (``granted``)."""
+        """A new credential and its token. A credential grants only what it holds (``_granted``)."""
         if isinstance(by, Credential):
-            granted(by, new)
+            _granted(by, new)
         return self.credentials.create(new)
 
     def list(self, *, by: Credential | Operator) -> list[Credential]:
@@ -137,7 +141,7 @@ def _require_admin(credential: Credential) -> None:
         raise Forbidden("only an admin credential manages credentials")
 
 
-def granted(by: Credential, new: NewCredential) -> None:
+def _granted(by: Credential, new: NewCredential) -> None:
     """A credential grants only what it holds: scopes it has, namespaces inside its own (``*`` only from a
     ``*`` credential), and ``admin`` only from an admin over every namespace. Otherwise ``Forbidden``, naming
     what it lacks."""
