@@ -35,7 +35,8 @@ ON CREATE SET t.namespace = '_system'
 SET t.changed_at = $now
 RETURN t.id AS id
 
-// A credential about to be revoked: is it the owner, and how many other live admins over every namespace remain.
+// A credential about to be revoked: is it the owner, and how many other live admins over every namespace that may
+// write (and so may grant) remain.
 // name: credential_revoke_target
 MATCH (c:Credential {id: $id})
 WHERE c.namespace = '_system' AND {{ credential_within }}
@@ -44,7 +45,8 @@ WHERE s.namespace = '_system'
 RETURN {{ credential_fields }} AS credential, coalesce(s.credential_id = c.id, false) AS is_owner,
        COUNT {
          MATCH (o:Credential)
-         WHERE o.namespace = '_system' AND o.admin AND o.all_namespaces AND o.revoked_at IS NULL AND o.id <> c.id
+         WHERE o.namespace = '_system' AND o.admin AND o.all_namespaces AND 'write' IN o.scopes
+           AND o.revoked_at IS NULL AND o.id <> c.id
        } AS other_admins
 
 // name: credential_revoke

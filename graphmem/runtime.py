@@ -125,7 +125,7 @@ class Runtime:
 
     def job_worker(self) -> JobWorker:
         """A worker for this runtime's queued jobs (not started)."""
-        return JobWorker(self.store, self.settings, self.service.apply_job)
+        return JobWorker(self.store, self.settings, self.service.apply_job, models=self.service.pipeline.warm_up)
 
     def start_serving(self) -> Callable[[], None]:
         """What a long-running front end (``serve``, ``graphmem mcp``) runs beside its requests: models and
@@ -142,10 +142,10 @@ class Runtime:
             jobs.start()
 
         def stop() -> None:
+            if self.watch is not None:  # first: an engine that stops from here on is not restarted
+                self.watch.stop()
             if jobs is not None:
                 jobs.stop()
-            if self.watch is not None:
-                self.watch.stop()
 
         return stop
 

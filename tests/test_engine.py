@@ -25,7 +25,7 @@ from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.engine import GC_LOG, JAVA_OPTION_VARIABLES, BundledEngine, EngineState, collector_options
-from graphmem.store.watch import FIRST_DELAY_S
+from graphmem.store.watch import FIRST_DELAY_S, EngineWatch
 from helpers import engine_processes, make_settings
 
 CLI = [sys.executable, "-m", "graphmem.cli"]
@@ -312,3 +312,37 @@ def test_a_killed_engine_is_restarted_by_its_owner_and_a_foreign_one_only_report
     finally:
         stop()
         runtime.close()
+
+
+class _Started:
+    """An engine as the watch sees one it started: a real child process (not an engine) that exits its own way;
+    a restart would fail the test."""
+
+    def __init__(self, command: list[str], data_dir: Path) -> None:
+        self.process = subprocess.Popen(command)
+        self.settings = make_settings(data_dir)
+        self.bolt_uri = "bolt://127.0.0.1:1"
+
+    def exited(self) -> int | None:
+        return self.process.poll()
+
+    def ensure_running(self, owned: bool) -> tuple[EngineState, bool]:
+        raise AssertionError("an engine asked to stop was started again")
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "exit 143 (the JVM after SIGTERM)", "SIGINT"])
+def test_an_engine_asked_to_stop_is_not_restarted(tmp_path: Path, ending: str,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    command = ["sh", "-c", "exit 143"] if ending.startswith("exit") else ["sleep", "60"]
+    started = _Started(command, tmp_path)
+    watch = EngineWatch(started, owned=True)  # type: ignore[arg-type]
+    with caplog.at_level("WARNING", logger="graphmem.store.watch"):
+        watch.start()
+        if ending != "exit 143 (the JVM after SIGTERM)":
+            started.process.send_signal(getattr(signal, ending))
+        deadline = time.monotonic() + 10
+        while watch.owned:
+            assert time.monotonic() < deadline, "the watch did not see the stop"
+            time.sleep(0.05)
+        watch.stop()
+    assert watch.restarting is None and "asked to stop" in caplog.text

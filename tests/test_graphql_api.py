@@ -338,11 +338,14 @@ def test_bad_input_is_bad_input(client: TestClient, auth: Headers, operation: st
 
 
 def test_requests_graphql_cannot_run_are_400_bad_input(client: TestClient, auth: Headers) -> None:
-    """Variables nested thousands deep (a short body), a subscription sent as a plain POST, and a body that is
-    not JSON: each a 400 with BAD_INPUT, never an INTERNAL error."""
+    """Variables nested thousands deep (a short body), a subscription sent as a plain POST, a body that is not
+    JSON (or not UTF-8, or a number past Python's digit limit), and JSON that is not an object: each a 400 with
+    BAD_INPUT, never an INTERNAL error."""
     deep = '{"query": "query($v: JSON) { me { name } }", "variables": {"v": ' + "[" * 5000 + "]" * 5000 + "}}"
     subscription = {"query": 'subscription { job(id: "00000000-0000-4000-8000-000000000000") { status } }'}
-    for sent in ({"content": deep}, {"json": subscription}, {"content": "{not json"}):
+    huge_number = '{"query": "{ me { name } }", "variables": {"n": ' + "1" * 5000 + "}}"
+    for sent in ({"content": deep}, {"json": subscription}, {"content": "{not json"}, {"content": b"\xff\xfe"},
+                 {"content": huge_number}, {"content": "1"}, {"content": "null"}):
         response = client.post("/graphql", headers={**auth, "Content-Type": "application/json"}, **sent)
         assert response.status_code == 400, response.text
         assert code(response.json()) == "BAD_INPUT", response.text

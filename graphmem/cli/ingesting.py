@@ -99,7 +99,7 @@ def reembed(data_dir: DataDir = None) -> None:
         fail(exc)
     with runtime:
         try:
-            embedder = runtime.service.pipeline.embedder
+            embedder = runtime.service.pipeline.embedder_within(None)  # a first export may take a while
             with tqdm(unit=" vectors", file=sys.stderr) as bar:
                 total = run_reembed(runtime.store, embedder, bar.update)
             typer.echo(f"re-embedded {total} facts and entities with {embedder.name}")

@@ -38,21 +38,25 @@ class Router(GraphQLRouter[GraphContext, None]):
                   root_value: None = UNSET) -> Response | WebSocket:
         try:
             return await super().run(request, context, root_value)
-        except HTTPException as exc:
+        except HTTPException as exc:  # its reason may quote the request (an operation name): cut and escaped
+            reason = exc.reason[:300].encode("utf-8", "backslashreplace").decode("utf-8")
             return JSONResponse(status_code=exc.status_code, content={"errors": [
-                {"message": exc.reason, "extensions": {"code": "BAD_INPUT"}}]})
+                {"message": reason, "extensions": {"code": "BAD_INPUT"}}]})
 
     def decode_json(self, data: str | bytes) -> object:
-        """JSON no deeper than ``MAX_JSON_DEPTH`` (Python's parser would run out of stack on a short body
-        nested thousands deep)."""
+        """A JSON object (or a list of them), no deeper than ``MAX_JSON_DEPTH``: Python's parser runs out of stack
+        on a short body nested thousands deep, and strawberry reads anything else as a map."""
         try:
             value = json.loads(data)
         except RecursionError:
-            value = None
-        else:
-            if nesting(value) <= MAX_JSON_DEPTH:
-                return value
-        raise HTTPException(400, f"the request's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+            raise HTTPException(400, f"the request's JSON is nested deeper than {MAX_JSON_DEPTH} levels") from None
+        except ValueError:  # not JSON, not UTF-8, or a number past Python's digit limit
+            raise HTTPException(400, "the request is not valid JSON") from None
+        if not isinstance(value, dict | list):
+            raise HTTPException(400, "the request must be a JSON object")
+        if nesting(value) > MAX_JSON_DEPTH:
+            raise HTTPException(400, f"the request's JSON is nested deeper than {MAX_JSON_DEPTH} levels")
+        return value
 
 
 def nesting(value: object) -> int:

@@ -37,6 +37,6 @@ def create_credential(body: CredentialBody, caller: Write) -> CreatedCredential:
 
 @router.delete("/{credential_id}", response_model=Credential)
 def revoke_credential(credential_id: str, caller: Write) -> Credential:
-    """Revoke at once in this process, within seconds in every other. The owner and the last admin over every
+    """Revoke at once in this process, within seconds in every other. The owner and the last writing admin over every
     namespace answer 409: only the operator's ``graphmem credentials revoke`` revokes them."""
     return caller.identity.revoke(credential_id, by=caller.credential)

@@ -11,9 +11,9 @@
   rules answer: reading it is *not found*, writing it is *forbidden*.
 * ``charge``: one call of a kind (read or write) against the credential's rate limits.
 * ``create``, ``list``, ``revoke``: administration, by an admin credential (a credential grants only what it
-  holds; one limited to some namespaces administers only credentials inside them; the owner and the last
-  admin over every namespace are not revoked) or by the local ``OPERATOR``, who is not limited. Every front
-  end that administers credentials goes through these.
+  holds; a read-only admin only lists; one limited to some namespaces administers only credentials inside
+  them; the owner and the last writing admin over every namespace are not revoked) or by the local
+  ``OPERATOR``, who is not limited. Every front end that administers credentials goes through these.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class Identity:
         """Revoke a credential the caller administers (any other is not found). A credential cannot revoke the
         owner or the last live admin over every namespace (409); the local operator can."""
         if isinstance(by, Credential):
-            _require_admin(by)
+            _require_admin(by, writes=True)
         revoked = self.credentials.revoke(credential_id, within=_within(by), guarded=isinstance(by, Credential))
         with self._lock:  # at once in this process
             for token in [t for t, c in self._cache.items() if c is not None and c.id == revoked.id]:
@@ -136,16 +136,19 @@ class Identity:
         return self.credentials.ensure_owner(data_dir)
 
 
-def _require_admin(credential: Credential) -> None:
+def _require_admin(credential: Credential, writes: bool = False) -> None:
+    """An admin lists credentials; creating or revoking one is a write, which a read-only admin may not make."""
     if not credential.admin:
         raise Forbidden("only an admin credential manages credentials")
+    if writes and not credential.can_write:
+        raise Forbidden("this admin credential is read-only: it lists credentials, and creates or revokes none")
 
 
 def _granted(by: Credential, new: NewCredential) -> None:
     """A credential grants only what it holds: scopes it has, namespaces inside its own (``*`` only from a
     ``*`` credential), and ``admin`` only from an admin over every namespace. Otherwise ``Forbidden``, naming
     what it lacks."""
-    _require_admin(by)
+    _require_admin(by, writes=True)
     missing = sorted(scope.value for scope in set(new.scopes) - set(by.scopes))
     if missing:
         raise Forbidden(f"this credential cannot grant the scope {', '.join(missing)}: it does not hold it",

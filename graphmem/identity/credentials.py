@@ -122,8 +122,9 @@ class CredentialStore:
 
     def revoke(self, credential_id: str, within: Within, guarded: bool) -> Credential:
         """Revoke a credential (``within``: only one whose namespaces lie inside that list; any other is not
-        found). ``guarded``: the owner and the last live admin over every namespace are refused, so a
-        credential cannot lock the operator out; the local operator's own revocations are not guarded."""
+        found). ``guarded``: the owner and the last live writing admin over every namespace are refused, so a
+        credential cannot lock every credential out of administration; the local operator's own revocations
+        are not guarded."""
         checked = check_id(credential_id)
 
         def revoke(tx: Tx) -> Credential:
@@ -137,8 +138,8 @@ class CredentialStore:
             if guarded and not found.revoked:
                 if target["is_owner"]:
                     raise Conflict("the owner credential cannot be revoked over the API", next_step=REVOKE_LOCALLY)
-                if found.admin and found.all_namespaces and not target["other_admins"]:
-                    raise Conflict("this is the last live admin credential over every namespace",
+                if found.admin and found.all_namespaces and found.can_write and not target["other_admins"]:
+                    raise Conflict("this is the last live admin credential over every namespace that may write",
                                    next_step="create another admin credential over every namespace first; "
                                              + REVOKE_LOCALLY)
             row = tx.single("credential_revoke", id=checked, now=now)

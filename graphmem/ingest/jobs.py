@@ -63,10 +63,13 @@ class JobWorker:
     """Claims and applies jobs in a background thread until stopped."""
 
     def __init__(self, store: GraphStore, settings: Settings, apply: Apply,
-                 clock: Callable[[], int] = now_ms) -> None:
+                 clock: Callable[[], int] = now_ms, models: Callable[[], object] = lambda: None) -> None:
+        """``models``: loads the models, however long that takes; called before the first claim, so that a
+        job claimed at a cold start does not spend an attempt on a model still loading."""
         self.store = store
         self.settings = settings
         self.apply = apply
+        self.models = models
         self.clock = clock
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
@@ -87,6 +90,10 @@ class JobWorker:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
+        try:
+            self.models()
+        except Exception:  # a model that cannot load fails each job with its reason instead
+            log.exception("job worker: the models did not load")
         while not self._stop.is_set():
             try:
                 worked = self.run_once()

@@ -92,16 +92,17 @@ class Pipeline:
     @property
     def embedder(self) -> Embedder:
         """The embedder, waiting for its first load at most ``GRAPHMEM_MODEL_WAIT_S`` (then ``ModelsLoading``)."""
-        return self._embedder(self.settings.model_wait_s)
+        return self.embedder_within(self.settings.model_wait_s)
 
-    def _embedder(self, wait_s: float | None) -> Embedder:
+    def embedder_within(self, wait_s: float | None) -> Embedder:
+        """The embedder, waiting for its first load at most ``wait_s`` (None: as long as it takes)."""
         return get_embedder(self.settings.embedder, self.settings.embed_threads,
                             self.settings.data_dir.resolve() / "models", wait_s)
 
     def warm_up(self) -> None:
         """Load both models, however long that takes."""
         get_language(self.settings.entity_patterns_file)
-        self._embedder(None).embed(["warm up"])
+        self.embedder_within(None).embed(["warm up"])
 
     def prepare(self, contents: Sequence[str], progress: Progress | None = None) -> list[PreparedDocument]:
         """The facts of each content, parsed and embedded; ``progress`` hears how many facts each NLP batch

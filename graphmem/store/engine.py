@@ -161,7 +161,8 @@ class BundledEngine:
     def exited(self) -> int | None:
         """The exit code of the engine this object started, once it has exited; None while it runs, or when
         this object started none."""
-        return None if self._child is None else self._child.poll()
+        child = self._child  # read once: a stop in another thread may clear it
+        return None if child is None else child.poll()
 
     def status(self) -> EngineStatus:
         state = self._live_state()

@@ -1,9 +1,11 @@
 """Watching the bundled engine while a long-running front end serves (``graphmem serve``, ``graphmem mcp``).
 
-An engine this process started (owned) is started again when it dies, with backoff (1, 2, 4 … 30 s between
-tries). Each try first attaches to an engine another process may have started on the data directory meanwhile
-(``BundledEngine.ensure_running``): that engine is not ours, and is only watched from then on. While the
-engine is down ``restarting`` says why, which ``/health`` and ``/ready`` answer as 503.
+An engine this process started (owned) is started again when it dies (killed, crashed, out of memory), with
+backoff (1, 2, 4 … 30 s between tries). An engine asked to stop (SIGTERM or SIGINT: ``graphmem engine stop``,
+a service manager stopping the whole group, Ctrl-C) is not: its stop is reported, and it is watched as one this
+process did not start. Each try first attaches to an engine another process may have started on the data
+directory meanwhile (``BundledEngine.ensure_running``): that engine is not ours, and is only watched from then
+on. While the engine is down ``restarting`` says why, which ``/health`` and ``/ready`` answer as 503.
 
 An engine this process did not start (``graphmem engine start``, another server's) is never restarted: its
 going away and coming back are logged, and ``/health`` reports it unreachable meanwhile. Neo4j
@@ -13,6 +15,7 @@ going away and coming back are logged, and ``/health`` reports it unreachable me
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 
 from graphmem.errors import EngineError
@@ -20,6 +23,9 @@ from graphmem.store.engine import BundledEngine
 
 log = logging.getLogger(__name__)
 
+# Exit codes of an engine asked to stop: the JVM exits 128 + the signal after its shutdown hooks, and a signal
+# that ends it before them shows as the negative signal number.
+ASKED_TO_STOP = frozenset({0, 128 + signal.SIGTERM, 128 + signal.SIGINT, -signal.SIGTERM, -signal.SIGINT})
 POLL_S = 0.5  # how often the engine's process is looked at (a child's exit status, or a process lookup)
 FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
@@ -46,19 +52,30 @@ class EngineWatch:
     def _run(self) -> None:
         gone = False  # an engine that is not ours, seen gone
         while not self._stopped.wait(POLL_S):
-            if self.owned:
-                code = self.engine.exited()
-                if code is not None:
-                    self._restart(f"the bundled engine exited (code {code})")
-                continue
-            running = self.engine.status().running
-            if running == gone:
-                gone = not running
-                if gone:
-                    log.warning("the bundled engine is gone; this server did not start it, so it does not restart "
-                                "it: run `graphmem engine start`")
-                else:
-                    log.info("the bundled engine is back")
+            try:
+                if self.owned:
+                    self._look_at_ours()
+                    continue
+                running = self.engine.status().running
+                if running == gone:
+                    gone = not running
+                    if gone:
+                        log.warning("the bundled engine is gone; this server did not start it, or it was asked to "
+                                    "stop, so it does not restart it: run `graphmem engine start`")
+                    else:
+                        log.info("the bundled engine is back")
+            except Exception:  # the watch outlives any one look: a failure is logged, the next look comes
+                log.exception("watching the bundled engine failed; watching on")
+
+    def _look_at_ours(self) -> None:
+        code = self.engine.exited()
+        if code is None:
+            return
+        if code in ASKED_TO_STOP:
+            self.owned = False
+            log.warning("the bundled engine was asked to stop (code %s); not restarting it", code)
+            return
+        self._restart(f"the bundled engine exited (code {code})")
 
     def _restart(self, reason: str) -> None:
         self.restarting = reason
@@ -67,9 +84,10 @@ class EngineWatch:
         while not self._stopped.wait(delay):
             try:
                 state, started = self.engine.ensure_running(owned=True)
-            except EngineError as exc:
+            except Exception as exc:  # EngineError with the engine's log tail, or the process could not start
                 delay = min(delay * 2, MAX_DELAY_S)
-                log.warning("the bundled engine did not start (%s); next try in %g s", exc.message, delay)
+                said = exc.message if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
+                log.warning("the bundled engine did not start (%s); next try in %g s", said, delay)
                 continue
             if started:
                 log.warning("the bundled engine is running again (pid %s)", state.pid)
