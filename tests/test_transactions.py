@@ -11,7 +11,7 @@ import neo4j
 import pytest
 from neo4j.exceptions import Neo4jError
 
-from graphmem.errors import Conflict, Contended
+from graphmem.errors import Conflict, Contended, GraphmemError
 from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput
 from graphmem.results import Document
 from graphmem.runtime import Runtime
@@ -152,3 +152,29 @@ def test_the_removed_attempt_count_is_said_to_be_ignored(run_root: Path, caplog:
         pass
     said = [r.getMessage() for r in caplog.records if "GRAPHMEM_WRITE_RETRY_ATTEMPTS" in r.getMessage()]
     assert len(said) == 1 and "ignored" in said[0]
+
+
+def test_a_read_of_a_record_caught_mid_write_is_retried_and_logged(retrying: Callable[[float], GraphStore],
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The bundled engine's general error for a multi-page record read while concurrent writes moved it (seen
+    once under twelve writers) is retried like a conflict, with a line in the log; other general errors are not."""
+    calls = 0
+
+    def torn_once(tx: Tx) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise Neo4jError._hydrate_neo4j(code="Neo.DatabaseError.General.UnknownError", message=(
+                "Error executing Cypher command: ... Caused by: Multi-page record #1:83 has a broken chunk chain"))
+        return int(tx.single("ping") is not None)
+
+    with caplog.at_level("WARNING", logger="graphmem.store.driver"):
+        assert retrying(10.0).write(torn_once) == 1 and calls == 2
+    assert "could not read a record being written" in caplog.text
+
+    def broken(tx: Tx) -> None:
+        raise Neo4jError._hydrate_neo4j(code="Neo.DatabaseError.General.UnknownError", message="disk on fire")
+
+    with pytest.raises(GraphmemError) as raised:
+        retrying(10.0).write(broken)
+    assert raised.value.http_status == 500 and raised.value.details["ref"]
