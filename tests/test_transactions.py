@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -131,6 +132,54 @@ def test_a_write_that_gets_through_within_its_budget_succeeds(retrying: Callable
         return int(tx.single("ping") is not None)
 
     assert retrying(10.0).write(conflicting_then_through) == 1 and calls == 21
+
+
+def test_a_write_that_lost_a_conflict_retries_alone(retrying: Callable[[float], GraphStore]) -> None:
+    """Two writers keep one write each in flight without a gap; a third write conflicts whenever another is in
+    flight. Its first attempt meets one and loses; its retry waits for the writes in flight to end and keeps
+    new ones back, so it runs alone and gets through at its second attempt, rather than losing until its
+    budget ends."""
+    store = retrying(3.0)
+    lock = threading.Lock()
+    in_flight = 0
+    first_lost = threading.Event()
+    stop = threading.Event()
+
+    def other(tx: Tx) -> None:
+        nonlocal in_flight
+        with lock:
+            in_flight += 1
+        first_lost.wait(timeout=5)  # hold until the contested write has met this one
+        time.sleep(0.05)
+        with lock:
+            in_flight -= 1
+
+    def keep_writing() -> None:
+        while not stop.is_set():
+            store.write(other)
+
+    attempts: list[int] = []
+
+    def contested(tx: Tx) -> int:
+        with lock:
+            attempts.append(in_flight)
+        first_lost.set()
+        if attempts[-1]:
+            raise RetryTransaction
+        return int(tx.single("ping") is not None)
+
+    writers = [threading.Thread(target=keep_writing) for _ in range(2)]
+    for writer in writers:
+        writer.start()
+    while not in_flight:
+        time.sleep(0.001)
+    try:
+        assert store.write(contested) == 1
+    finally:
+        stop.set()
+        for writer in writers:
+            writer.join()
+    assert attempts[0] > 0 and attempts[1:] == [0], attempts
 
 
 def test_a_conflict_the_request_causes_is_not_retried(retrying: Callable[[float], GraphStore]) -> None:

@@ -6,7 +6,9 @@ by graphmem itself (tenacity) rather than by the driver's managed transactions, 
 * the driver backs off 1 s, 2 s, 4 s..., far too slow for the short write conflicts of concurrent
   updates on the bundled engine: graphmem retries them with jittered backoff for a time budget
   (``GRAPHMEM_WRITE_RETRY_BUDGET_S``; a count of attempts ran out under many writers while the time did not),
-  and past it answers 503 (``Contended``): the server's contention, not the caller's conflict;
+  and past it answers 503 (``Contended``): the server's contention, not the caller's conflict. A write that
+  has lost once retries alone (``Turns``), so under contention one process's writers take turns instead of
+  one of them losing every race until its budget ends;
 * the driver also retries ``ServiceUnavailable`` for its whole retry window, while a caller must hear
   "unavailable" within a few seconds when the database is down;
 * the bundled engine reports a concurrent insert of the same unique key as ``ConstraintError``, which the
@@ -17,9 +19,11 @@ by graphmem itself (tenacity) rather than by the driver's managed transactions, 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -242,6 +246,47 @@ def _unavailable(exc: BaseException) -> Unavailable:
     return Unavailable("the graph database is unreachable; try again shortly", reason=type(exc).__name__)
 
 
+class Turns:
+    """Writes of one process run side by side until one of them loses a conflict; its retry then runs alone.
+
+    A retry waits for the writes in flight to end and holds new ones back, so it cannot lose to this
+    process's writers again (only to another process's). Without this, a writer that happens to lose
+    every race among a dozen others runs out of its retry budget while the rest succeed.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._running = 0
+        self._alone = False
+        self._waiting_alone = 0
+
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._alone and not self._waiting_alone)
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._changed.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._changed:
+            self._waiting_alone += 1
+            self._changed.wait_for(lambda: not self._alone and not self._running)
+            self._waiting_alone -= 1
+            self._alone = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._alone = False
+                self._changed.notify_all()
+
+
 class GraphStore:
     """One driver per process, bound to one database and one dialect."""
 
@@ -256,6 +301,7 @@ class GraphStore:
         self._timeout = transaction_timeout_s
         self._retry_budget_s = retry_budget_s
         self.memo: TTLCache[Any, Any] = TTLCache(maxsize=4096, ttl=MEMO_TTL_S)
+        self._turns = Turns()
 
     @staticmethod
     def open_driver(uri: str, user: str, password: str, connect_timeout_s: float) -> neo4j.Driver:
@@ -297,7 +343,11 @@ class GraphStore:
         try:
             for attempt in attempts:
                 with attempt:
-                    return self._once(fn, mode)
+                    if mode == neo4j.READ_ACCESS:
+                        return self._once(fn, mode)
+                    retrying = attempt.retry_state.attempt_number > 1
+                    with self._turns.alone() if retrying else self._turns.together():
+                        return self._once(fn, mode)
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
         except GraphmemError:
