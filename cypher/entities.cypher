@@ -55,10 +55,11 @@ CALL (e) {
 WITH e, o, r, outgoing
 ORDER BY o.name, o.id, r.predicate, r.fact_id
 WITH e, collect({id: o.id, name: o.name, type: o.type, predicate: r.predicate, negated: r.negated,
-                 outgoing: outgoing, fact_id: r.fact_id})[..$limit] AS neighbours
+                 outgoing: outgoing, fact_id: r.fact_id, asserted: coalesce(r.asserted, false)})[..$limit]
+       AS neighbours
 UNWIND neighbours AS n
 RETURN e.id AS entity_id, n.id AS id, n.name AS name, n.type AS type, n.predicate AS predicate,
-       n.negated AS negated, n.outgoing AS outgoing, n.fact_id AS fact_id
+       n.negated AS negated, n.outgoing AS outgoing, n.fact_id AS fact_id, n.asserted AS asserted
 
 // One level of a breadth-first path search: for each entity of the frontier, at most $fanout neighbours
 // through triples (either direction) and at most $fanout through facts that mention both, in the view.

@@ -11,7 +11,8 @@ RETURN d.current_hash_key AS hash_key, d.id AS id
 UNWIND $keys AS key
 MATCH (e:Entity {entity_key: key})
 WHERE e.namespace = $namespace
-RETURN e.entity_key AS key, e.type AS type, e.type_labels AS labels, e.type_counts AS counts
+RETURN e.entity_key AS key, e.type AS type, e.type_labels AS labels, e.type_counts AS counts,
+       e.asserted_type AS asserted_type
 
 // A batch's entities, typed by the vote (ingest/write.py). A row comes back only for an entity left without
 // a vector (see entities_embedding_set) or whose type label does not follow its type yet (new, or its type
@@ -24,7 +25,7 @@ MERGE (e:Entity {entity_key: row.entity_key, namespace: $namespace})
 ON CREATE SET e.id = row.id, e.name = row.name, e.normalized_name = row.normalized_name,
               e.embedding = row.embedding, e.created_at = $now
 SET e.type = row.type, e.type_labels = row.type_labels, e.type_counts = row.type_counts,
-    e.updated_at = $now
+    e.asserted_type = coalesce(row.asserted_type, e.asserted_type), e.updated_at = $now
 WITH e, e.type_label IS NULL OR e.type_label <> e.type AS relabel
 WHERE e.embedding IS NULL OR relabel
 RETURN e.entity_key AS key, e.embedding IS NULL AS missing, relabel
@@ -84,7 +85,8 @@ WHERE f.namespace = $namespace
 MATCH (e:Entity {entity_key: m.entity_key})
 WHERE e.namespace = $namespace
 CREATE (f)-[r:MENTIONS]->(e)
-SET r.starts = m.starts, r.ends = m.ends, r.text = m.text, r.namespace = $namespace
+SET r.starts = m.starts, r.ends = m.ends, r.text = m.text, r.namespace = $namespace,
+    r.asserted = CASE WHEN m.asserted THEN true END
 RETURN count(r) AS created
 
 // name: triples_create
@@ -95,7 +97,8 @@ MATCH (o:Entity {entity_key: t.object_key})
 WHERE o.namespace = $namespace
 CREATE (s)-[r:RELATES]->(o)
 SET r.predicate = t.predicate, r.negated = t.negated, r.fact_id = t.fact_id,
-    r.document_id = t.document_id, r.namespace = $namespace, r.recorded_at = t.recorded_at
+    r.document_id = t.document_id, r.namespace = $namespace, r.recorded_at = t.recorded_at,
+    r.asserted = CASE WHEN t.asserted THEN true END
 RETURN count(r) AS created
 
 // What a chain's facts mention, before its facts lose their text or are deleted.

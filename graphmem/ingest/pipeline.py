@@ -20,7 +20,7 @@ from functools import partial
 from graphmem.config import Settings
 from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract
-from graphmem.ingest.names import USER
+from graphmem.ingest.names import USER, ExtractedEntity
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, WITH_TRIPLES, FactKind, Span, split_facts
 from graphmem.nlp.embedder import Embedder, get_embedder
@@ -40,6 +40,9 @@ class PreparedFact:
     attributes: list[str]
     mentions: list[Mention]
     triples: list[Triple]
+    # an agent's statement (``service/assertions.py``): "entity", "observation" or "relation"; its mentions and
+    # triples are stated, not extracted, and a type it states wins over the vote
+    assertion: str | None = None
 
 
 @dataclass
@@ -57,6 +60,17 @@ class PreparedDocument:
     chunks: list[PreparedChunk] = field(default_factory=list)
     speaker: str | None = None  # a chat turn's speaker, when the memory starts with a turn header
     entity_embeddings: dict[str, list[float]] = field(default_factory=dict)  # normalised name → vector
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A fact an agent stated (``service/assertions.py``): its text, what kind of statement it is, the entities
+    it is about (with the type the agent stated, "" for none) and, for a relation, its triple."""
+
+    text: str
+    assertion: str
+    entities: tuple[ExtractedEntity, ...]
+    triple: Triple | None = None
 
 
 @dataclass
@@ -155,6 +169,25 @@ class Pipeline:
             self.times.embed += embed_s
         return documents
 
+    def prepare_stated(self, statements: Sequence[Statement]) -> PreparedDocument:
+        """An agent's statements as one memory: a fact each (one line of the content), its mentions and triple
+        as stated (no parse), and a chunk each that is the fact, so that forgetting one statement takes it out
+        of memory-level search too."""
+        vectors = self.embedder.embed([statement.text for statement in statements])
+        document = PreparedDocument("\n".join(statement.text for statement in statements), [])
+        start = 0
+        for statement, vector in zip(statements, vectors, strict=True):
+            end = start + len(statement.text)
+            mentions = [Mention(entity, *_named_span(statement.text, entity.name, start))
+                        for entity in statement.entities]
+            document.facts.append(PreparedFact(statement.text, start, end, FactKind.sentence, None, vector, [],
+                                               mentions, [statement.triple] if statement.triple else [],
+                                               statement.assertion))
+            document.chunks.append(PreparedChunk(start, end, statement.text, vector))
+            start = end + 1
+        self._embed_entities([document])
+        return document
+
     def _timed_embed(self, texts: list[str]) -> tuple[list[list[float]], float]:
         if not texts:
             return [], 0.0
@@ -217,6 +250,12 @@ class Pipeline:
         vectors = dict(zip(unique, self.embedder.embed(list(unique.values())), strict=True))
         for document, names in zip(documents, per_document, strict=True):
             document.entity_embeddings = {key: vectors[key] for key in names}
+
+
+def _named_span(text: str, name: str, offset: int) -> tuple[int, int]:
+    """Where a statement names its entity (an observation need not: then the whole statement)."""
+    at = text.find(name)
+    return (offset + at, offset + at + len(name)) if at >= 0 else (offset, offset + len(text))
 
 
 def _report(progress: Progress, done: int, _: object) -> None:

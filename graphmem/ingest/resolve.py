@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from graphmem.ingest.names import USER, ExtractedEntity
 
+UNTYPED = "Thing"  # the type of an entity no extraction has typed and no agent has typed either
 USER_KEY = "@user"  # cannot collide: normalised names contain no '@'
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+")
 _POSSESSIVE = re.compile(r"(?:'s|'|\u2019s|\u2019)(?=\s|$)")
@@ -46,6 +47,8 @@ def vote(labels: list[str], counts: list[int], seen: Iterable[str], current: str
     """Add the newly seen type labels to the stored counts; return (labels, counts, winning type)."""
     tally = Counter(dict(zip(labels, counts, strict=True)))
     tally.update(seen)
+    if not tally:  # only an agent has named it: its stated type is the type
+        return [], [], current or UNTYPED
     ordered = sorted(tally)
     best = max(tally.values())
     winners = [label for label in ordered if tally[label] == best]

@@ -39,6 +39,7 @@ from graphmem.store.driver import GraphStore, Tx
 
 log = logging.getLogger(__name__)
 
+ASSERTED_BY = "agent"  # a fact's extractor when an agent stated it
 SIMILAR_CANDIDATES = 100  # over-fetch: the namespace filter runs after the index's top k
 SIMILAR_LINKS_PER_ENTITY = 3
 # Read transactions a batch's similarity queries are split over, each one pooled connection while it runs.
@@ -64,7 +65,8 @@ def fact_records(document: dict[str, Any], prepared: PreparedDocument) -> list[d
          "position": i, "text": fact.text, "start": fact.start, "end": fact.end, "embedding": fact.embedding,
          "kind": fact.kind.value, "section": fact.section, "path": document.get("path"),
          "attributes": fact.attributes, "is_latest": True, "is_forgotten": False, "is_inference": False,
-         "recorded_at": document["recorded_at"], "extractor": EXTRACTOR}
+         "recorded_at": document["recorded_at"], "assertion": fact.assertion,
+         "extractor": ASSERTED_BY if fact.assertion else EXTRACTOR}
         for i, fact in enumerate(prepared.facts)
     ]
 
@@ -98,6 +100,7 @@ class _Rows:
     mentions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     triples: list[dict[str, Any]] = field(default_factory=list)
     seen_types: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    stated_types: dict[str, str] = field(default_factory=dict)  # entity key → the type an agent stated
     names: dict[str, tuple[str, str]] = field(default_factory=dict)  # entity key → display name, kind
 
 
@@ -112,17 +115,21 @@ def _rows(namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], 
                 key = entity_key(namespace, mention.entity)
                 name, kind = display(mention.entity, user_name)
                 rows.names.setdefault(key, (name, kind))
-                rows.seen_types[key].append(kind)
+                if fact.assertion is None:
+                    rows.seen_types[key].append(kind)
+                elif kind:  # an agent's mention without a type (an observation, a relation's end) says none
+                    rows.stated_types[key] = kind
                 entry = rows.mentions.setdefault((record["id"], key), {
                     "fact_id": record["id"], "entity_key": key, "starts": [], "ends": [],
-                    "text": document["content"][mention.start:mention.end]})
+                    "text": document["content"][mention.start:mention.end], "asserted": fact.assertion is not None})
                 entry["starts"].append(mention.start)
                 entry["ends"].append(mention.end)
             for triple in fact.triples:
                 rows.triples.append({
                     "subject_key": entity_key(namespace, triple.subject), "predicate": triple.predicate,
                     "object_key": entity_key(namespace, triple.object), "negated": triple.negated,
-                    "fact_id": record["id"], "document_id": document["id"], "recorded_at": document["recorded_at"]})
+                    "asserted": fact.assertion is not None, "fact_id": record["id"],
+                    "document_id": document["id"], "recorded_at": document["recorded_at"]})
     return rows
 
 
@@ -130,7 +137,9 @@ def _entities(tx: Tx, namespace: str, rows: _Rows,
               embeddings: dict[str, list[float]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Upsert rows for the batch's entities, typed by vote against what the graph holds, and those of them not
     stored yet that have a vector. Only a new entity's vector is sent: the upsert writes it on create only, and
-    384 floats a row for every known entity of the batch were most of the statement's payload in a bulk load."""
+    384 floats a row for every known entity of the batch were most of the statement's payload in a bulk load.
+    A type an agent stated (now, or before) is the entity's type; the vote goes on beside it, so the voted
+    type returns when the agent's statements are deleted."""
     existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(rows.names), namespace=namespace)}
     entities = []
     for key in sorted(rows.names):
@@ -139,9 +148,11 @@ def _entities(tx: Tx, namespace: str, rows: _Rows,
         labels, tallies, winner = vote(stored["labels"] or [] if stored else [],
                                        stored["counts"] or [] if stored else [], rows.seen_types[key],
                                        stored["type"] if stored else None)
+        stated = rows.stated_types.get(key) or (stored["asserted_type"] if stored else None)
         normalized = key.split("|", 1)[1]
         entities.append({"entity_key": key, "id": str(uuid.uuid4()), "name": name, "normalized_name": normalized,
-                         "type": winner, "type_labels": labels, "type_counts": tallies,
+                         "type": stated or winner, "type_labels": labels, "type_counts": tallies,
+                         "asserted_type": rows.stated_types.get(key),
                          "embedding": None if stored else embeddings.get(normalized)})
     return entities, [e for e in entities if e["entity_key"] not in existing and e["embedding"] is not None]
 

@@ -104,6 +104,7 @@ class Neighbour(BaseModel):
     negated: bool
     outgoing: bool
     fact_id: str
+    asserted: bool = Field(False, description="an agent stated this triple (else extraction read it)")
 
 
 class EntityList(BaseModel):

@@ -52,6 +52,13 @@ from graphmem.model import (
     UpdateInput,
     View,
 )
+from graphmem.model.assertions import (
+    EntitiesCreate,
+    EntitiesDelete,
+    ObservationsAdd,
+    ObservationsDelete,
+    RelationsChange,
+)
 from graphmem.records import now_ms
 from graphmem.results import (
     Document,
@@ -83,7 +90,15 @@ from graphmem.results import (
     TripleHit,
     TriplePage,
 )
+from graphmem.results.knowledge import (
+    Deleted,
+    EntitiesCreated,
+    KnowledgeGraph,
+    ObservationsAddedResult,
+    RelationsCreated,
+)
 from graphmem.service.adding import Adding, AfterWrite
+from graphmem.service.assertions import Assertions
 from graphmem.service.documents import Documents
 from graphmem.service.entities import Entities
 from graphmem.service.exporting import Exporting
@@ -111,6 +126,7 @@ class MemoryService:
         self._handoffs = Handoffs(self.core)
         self._entities = Entities(self.core)
         self._facts = Facts(self.core)
+        self._assertions = Assertions(self.core, self._entities, self._search)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -207,6 +223,37 @@ class MemoryService:
     def list_handoffs(self, ctx: CallerContext, namespace: str,
                       options: HandoffListOptions = HandoffListOptions()) -> HandoffPage:
         return self._handoffs.list(ctx, namespace, options)
+
+    # ---- what agents state (Neo4j's memory-MCP calls: service/assertions.py) ---------------------------------
+
+    def create_entities(self, ctx: CallerContext, namespace: str, request: EntitiesCreate) -> EntitiesCreated:
+        return self._assertions.create_entities(ctx, namespace, request)
+
+    def create_relations(self, ctx: CallerContext, namespace: str, request: RelationsChange) -> RelationsCreated:
+        return self._assertions.create_relations(ctx, namespace, request)
+
+    def add_observations(self, ctx: CallerContext, namespace: str,
+                         request: ObservationsAdd) -> ObservationsAddedResult:
+        return self._assertions.add_observations(ctx, namespace, request)
+
+    def delete_entities(self, ctx: CallerContext, namespace: str, request: EntitiesDelete) -> Deleted:
+        return self._assertions.delete_entities(ctx, namespace, request)
+
+    def delete_observations(self, ctx: CallerContext, namespace: str, request: ObservationsDelete) -> Deleted:
+        return self._assertions.delete_observations(ctx, namespace, request)
+
+    def delete_relations(self, ctx: CallerContext, namespace: str, request: RelationsChange) -> Deleted:
+        return self._assertions.delete_relations(ctx, namespace, request)
+
+    def read_graph(self, ctx: CallerContext, namespace: str, limit: int = 50,
+                   cursor: str | None = None) -> KnowledgeGraph:
+        return self._assertions.read_graph(ctx, namespace, limit, cursor)
+
+    def search_knowledge(self, ctx: CallerContext, namespace: str, query: str) -> KnowledgeGraph:
+        return self._assertions.search(ctx, namespace, query)
+
+    def find_entities_by_name(self, ctx: CallerContext, namespace: str, names: list[str]) -> KnowledgeGraph:
+        return self._assertions.find_by_name(ctx, namespace, names)
 
     # ---- search -------------------------------------------------------------------------------------------
 
