@@ -70,6 +70,6 @@ MATCH (f)<-[:CONTAINS]-(d:Document)
 WHERE d.namespace = f.namespace
 UNWIND triples AS t
 RETURN t.s.id AS subject_id, t.s.name AS subject, t.s.type AS subject_type, t.r.predicate AS predicate,
-       t.r.negated AS negated, t.o.id AS object_id, t.o.name AS object, t.o.type AS object_type,
+       t.r.negated AS negated, coalesce(t.r.asserted, false) AS asserted, t.o.id AS object_id, t.o.name AS object, t.o.type AS object_type,
        f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
        d.id AS document_id, d.title AS title, d.source AS source, d.path AS path

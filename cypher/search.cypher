@@ -304,8 +304,8 @@ WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) 
        OR (s.id = $after_subject_id AND (r.predicate > $after_predicate
        OR (r.predicate = $after_predicate AND o.id > $after_object_id))))))))
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
-       r.negated AS negated, o.id AS object_id, o.name AS object, o.type AS object_type,
-       f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
+       r.negated AS negated, coalesce(r.asserted, false) AS asserted, o.id AS object_id, o.name AS object,
+       o.type AS object_type, f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
        d.id AS document_id, d.title AS title, d.source AS source, d.path AS path
 ORDER BY recorded_at DESC, fact_id, subject_id, predicate, object_id
 LIMIT $limit

@@ -15,14 +15,14 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 
 from graphmem import __version__
-from graphmem.config import Settings
+from graphmem.config import Settings, Toolset
 from graphmem.errors import GraphmemError
 from graphmem.graphql.router import graphql_router
-from graphmem.http import credentials, docs, errors, graph, memories, pages, work
+from graphmem.http import assertions, credentials, docs, errors, graph, memories, pages, work
 from graphmem.http.access import token_of
 from graphmem.http.errors import BodyLimit, Unexpected
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
-from graphmem.mcp.server import build_server, http_routes
+from graphmem.mcp.server import NEO4J_MEMORY_PATH, build_server, http_routes
 from graphmem.runtime import Runtime
 
 OPENAPI_TAGS = [
@@ -38,10 +38,12 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     chosen = runtime.settings if runtime is not None else settings or Settings()
     # The session manager runs once per server instance: one server per app, entered in every branch.
     mcp = build_server(lambda: app.state.runtime, chosen)
+    neo4j_memory = build_server(lambda: app.state.runtime, chosen, toolsets=[Toolset.neo4j_memory],
+                                path=NEO4J_MEMORY_PATH)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
+        async with mcp.session_manager.run(), neo4j_memory.session_manager.run():
             if runtime is not None:
                 app.state.runtime = runtime
                 await run_in_threadpool(runtime.identity.ensure_owner, runtime.settings.data_dir)
@@ -56,7 +58,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
                               "`Authorization: Bearer <token>` (or `X-API-Key`); times are epoch milliseconds UTC.")
     metrics = Metrics(lambda: getattr(app.state, "runtime", None))
     errors.install(app)
-    for router in (memories.router, graph.router, work.router, credentials.router):
+    for router in (memories.router, graph.router, assertions.router, work.router, credentials.router):
         app.include_router(router)
     app.include_router(graphql_router(chosen), include_in_schema=False)
     docs.install(app)
@@ -92,6 +94,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.add_middleware(BodyLimit, default_max=chosen.body_max_bytes, caps={"/v1/jobs": chosen.jobs_body_max_bytes})
     app.add_middleware(pages.BrowserCors, origins=chosen.browser_origin)  # outermost: /browser/ only
     app.router.routes.extend(http_routes(mcp, chosen))
+    app.router.routes.extend(http_routes(neo4j_memory, chosen, NEO4J_MEMORY_PATH))
     return app
 
 

@@ -11,8 +11,16 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, SecretStr
+from pydantic import AfterValidator, BeforeValidator, Field, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _toolsets(value: list[Toolset]) -> list[Toolset]:
+    if Toolset.memory in value and Toolset.neo4j_memory in value:
+        raise ValueError("the memory and neo4j-memory tool sets cannot be served together: both have a "
+                         "search_memories tool, with different meanings (neo4j-memory is always served alone at "
+                         "/mcp/neo4j-memory; over stdio, choose one)")
+    return value
 
 
 def _listed(value: object) -> object:
@@ -35,6 +43,9 @@ class Toolset(StrEnum):
     conversation = "conversation"
     graph = "graph"
     mnemolog = "mnemolog"  # the Mnemolog seed's dotted names; off by default
+    # Neo4j's memory MCP server's nine tools; always alone at /mcp/neo4j-memory, and never beside ``memory``
+    # in one server, since both have a ``search_memories`` with another meaning
+    neo4j_memory = "neo4j-memory"
 
 
 class DialectChoice(StrEnum):
@@ -125,7 +136,7 @@ class Settings(BaseSettings):
     # MCP (Streamable HTTP at /mcp, stdio with `graphmem mcp`).
     allowed_hosts: Listed = Field(default_factory=lambda: ["127.0.0.1:*", "localhost:*"],
                                   description="Host headers /mcp accepts (DNS-rebinding protection)")
-    mcp_toolsets: Annotated[list[Toolset], NoDecode, BeforeValidator(_listed)] = Field(
+    mcp_toolsets: Annotated[list[Toolset], NoDecode, BeforeValidator(_listed), AfterValidator(_toolsets)] = Field(
         default_factory=lambda: [Toolset.memory, Toolset.handoffs, Toolset.conversation, Toolset.graph], min_length=1)
     body_max_bytes: int = Field(2 * 1024 * 1024, ge=1024, description="request body cap")
     jobs_body_max_bytes: int = Field(10 * 1024 * 1024, ge=1024, description="request body cap of POST /v1/jobs")

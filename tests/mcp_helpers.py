@@ -10,6 +10,8 @@ from typing import Any
 
 import jsonschema
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, Tool
 
 from graphmem.config import Toolset
@@ -49,6 +51,12 @@ class Session:
         return error_text(result)
 
 
+def over_http(url: str, token: str | None) -> Client:
+    """The SDK's client over Streamable HTTP, with a bearer token (or none)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
+
+
 def error_text(result: CallToolResult) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
@@ -56,7 +64,8 @@ def error_text(result: CallToolResult) -> str:
 @asynccontextmanager
 async def session(runtime: Runtime, fixed: Credential | str, toolsets: list[Toolset] | None = None,
                   limited: bool = False) -> AsyncIterator[Session]:
-    settings = runtime.settings.model_copy(update={"mcp_toolsets": toolsets or list(Toolset)})
+    every = [toolset for toolset in Toolset if toolset is not Toolset.neo4j_memory]  # it is served alone
+    settings = runtime.settings.model_copy(update={"mcp_toolsets": toolsets or every})
     server = build_server(lambda: runtime, settings, fixed=fixed, limited=limited)
     async with Client(server, raise_exceptions=True) as client:
         listed = await client.list_tools()

@@ -93,7 +93,8 @@ def test_deletes_forget_only_what_agents_stated(service: MemoryService, ctx: Cal
         relation("Alice Johnson", "WORKS_AT", "Microsoft"), relation("Alice Johnson", "LIVES_IN", "Seattle")]))
 
     service.delete_observations(ctx, ns, ObservationsDelete(deletions=[
-        ObservationDeletion(entityName="Alice Johnson", observations=["Enjoys hiking", "Alice Johnson works at Contoso."])]))
+        ObservationDeletion(entityName="Alice Johnson",
+                            observations=["Enjoys hiking", "Alice Johnson works at Contoso."])]))
     alice = service.find_entities_by_name(ctx, ns, ["Alice Johnson"]).entities[0]
     assert alice.observations == ["Software engineer", "Alice Johnson works at Contoso."]  # extraction's stays
 

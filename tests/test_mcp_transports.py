@@ -18,15 +18,13 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, Scope
 from graphmem.runtime import Runtime
 from helpers import engine_processes, served
-from mcp_helpers import Session, credential
+from mcp_helpers import Session, credential, over_http
 
 GRAPHMEM = str(Path(sys.executable).with_name("graphmem"))
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -40,11 +38,6 @@ SCENARIO_LOG: list[tuple[str, str]] = []  # (tool, what it returned): printed fo
 def server(runtime: Runtime) -> Iterator[str]:
     with served(create_app(runtime=runtime)) as url:
         yield url
-
-
-def over_http(url: str, token: str | None) -> Client:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
 
 
 async def http_session(client: Client) -> Session:

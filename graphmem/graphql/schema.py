@@ -32,6 +32,18 @@ from graphmem.graphql.answers import (
     SearchHit,
     SearchTarget,
 )
+from graphmem.graphql.assertions import (
+    EntityInput,
+    ObservationInput,
+    ObservationsAddedType,
+    RelationInput,
+    RelationsCreatedType,
+    StatedEntity,
+    StatedRelation,
+    entities_body,
+    observations_body,
+    relations_body,
+)
 from graphmem.graphql.connections import Connections, PageInfo
 from graphmem.graphql.context import Charged, Info
 from graphmem.graphql.errors import ErrorCodes
@@ -53,6 +65,13 @@ from graphmem.model import (
     TripleQuery,
     UpdateInput,
     parse,
+)
+from graphmem.model.assertions import (
+    EntitiesCreate,
+    EntitiesDelete,
+    ObservationsAdd,
+    ObservationsDelete,
+    RelationsChange,
 )
 from graphmem.model.documents import ForgetMode
 
@@ -270,6 +289,58 @@ class Mutation:
             "project": project, "goal": goal, "summary": summary, "expected_version": expected_version,
             "request_id": request_id, "decisions": decisions, "next_steps": next_steps, "references": references}))
         return HandoffType.from_result(await info.context.call(info.context.service.save_handoff, ctx, ns, handoff))
+
+
+    # ---- what agents state (Neo4j's memory-MCP calls) ----------------------------------------------------
+
+    @strawberry.mutation(description="entities with a type and observations; one that exists (by name) is merged, "
+                                     "nothing twice; the type stated wins over the type extraction votes")
+    async def create_entities(self, info: Info, entities: list[EntityInput], request_id: str | None = None,
+                              namespace: Namespace = None) -> list[StatedEntity]:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(EntitiesCreate, _present({"entities": entities_body(entities), "request_id": request_id}))
+        made = await info.context.call(info.context.service.create_entities, ctx, ns, body)
+        return [StatedEntity(name=e.name, type=e.type, observations=e.observations) for e in made.result]
+
+    @strawberry.mutation(description="directed relations between entities that exist; the others are skipped")
+    async def create_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
+                               namespace: Namespace = None) -> RelationsCreatedType:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
+        made = await info.context.call(info.context.service.create_relations, ctx, ns, body)
+        return RelationsCreatedType(created=[StatedRelation.of(r) for r in made.result],
+                                    skipped=[StatedRelation.of(r) for r in made.skipped])
+
+    @strawberry.mutation(description="observations of entities that exist; each answer lists the new ones")
+    async def add_observations(self, info: Info, observations: list[ObservationInput], request_id: str | None = None,
+                               namespace: Namespace = None) -> list[ObservationsAddedType]:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(ObservationsAdd, _present({"observations": observations_body(observations),
+                                                "request_id": request_id}))
+        added = await info.context.call(info.context.service.add_observations, ctx, ns, body)
+        return [ObservationsAddedType.of(item) for item in added.result]
+
+    @strawberry.mutation(description="forget what agents stated about these entities (memories are not changed)")
+    async def delete_entities(self, info: Info, entity_names: list[str], request_id: str | None = None,
+                              namespace: Namespace = None) -> str:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(EntitiesDelete, _present({"entityNames": entity_names, "request_id": request_id}))
+        return (await info.context.call(info.context.service.delete_entities, ctx, ns, body)).result
+
+    @strawberry.mutation(description="forget observations of entities, by their exact text")
+    async def delete_observations(self, info: Info, deletions: list[ObservationInput], request_id: str | None = None,
+                                  namespace: Namespace = None) -> str:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(ObservationsDelete, _present({"deletions": observations_body(deletions),
+                                                   "request_id": request_id}))
+        return (await info.context.call(info.context.service.delete_observations, ctx, ns, body)).result
+
+    @strawberry.mutation(description="forget relations agents stated (source, target and type match exactly)")
+    async def delete_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
+                               namespace: Namespace = None) -> str:
+        ctx, ns = info.context.scope(namespace)
+        body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
+        return (await info.context.call(info.context.service.delete_relations, ctx, ns, body)).result
 
 
 class GraphmemSchema(strawberry.Schema):

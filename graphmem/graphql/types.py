@@ -213,6 +213,7 @@ class Triple:
     predicate: str = strawberry.field(description="a verb lemma with its particles")
     object: Entity
     negated: bool
+    asserted: bool = strawberry.field(description="an agent stated it (createRelations); else extraction read it")
     statement: str = strawberry.field(description='"subject predicate object", with "not" when negated')
     fact_id: strawberry.ID
     namespace: strawberry.Private[str]
@@ -220,7 +221,8 @@ class Triple:
     @classmethod
     def from_hit(cls, hit: TripleHit, namespace: str) -> Triple:
         return cls(subject=Entity.from_ref(hit.subject, namespace), predicate=hit.predicate,
-                   object=Entity.from_ref(hit.object, namespace), negated=hit.negated, statement=hit.statement,
+                   object=Entity.from_ref(hit.object, namespace), negated=hit.negated, asserted=hit.asserted,
+                   statement=hit.statement,
                    fact_id=strawberry.ID(hit.fact_id), namespace=namespace)
 
     @classmethod
@@ -229,7 +231,8 @@ class Triple:
                        view=entity.view)
         subject, obj = (entity, other) if n.outgoing else (other, entity)
         statement = f"{subject.name} {'not ' if n.negated else ''}{n.predicate} {obj.name}"
-        return cls(subject=subject, predicate=n.predicate, object=obj, negated=n.negated, statement=statement,
+        return cls(subject=subject, predicate=n.predicate, object=obj, negated=n.negated, asserted=n.asserted,
+                   statement=statement,
                    fact_id=strawberry.ID(n.fact_id), namespace=entity.namespace)
 
     @strawberry.field(description="the fact it was read from")

@@ -22,7 +22,8 @@ class EntityRef(BaseModel):
 # ---- documents ----------------------------------------------------------------------------------------
 
 
-INFERENCE = ("graphmem stores what was written and extracts from it; it infers nothing, so this is false for "
+INFERENCE = ("graphmem stores what was written and what agents stated (a memory whose source is "
+             "agent:<credential>:<operation>), and extracts from it; it infers nothing, so this is false for "
              "everything today")
 
 

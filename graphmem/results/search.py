@@ -99,6 +99,8 @@ class TripleHit(BaseModel):
     predicate: str
     object: EntityRef
     negated: bool
+    asserted: bool = Field(False, description="an agent stated it (its fact's memory names the agent as source); "
+                                              "else extraction read it from the fact")
     statement: str = Field(description='"subject predicate object", with "not" when negated')
     fact_id: str
     text: str

@@ -98,6 +98,7 @@ def _hit(row: dict[str, Any]) -> TripleHit:
     negated = bool(row["negated"])
     statement = f"{subject.name} {'not ' if negated else ''}{row['predicate']} {obj.name}"
     return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,
+                     asserted=bool(row["asserted"]),
                      statement=statement, fact_id=row["fact_id"], text=row["text"], recorded_at=row["recorded_at"],
                      citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
                                        path=row["path"], start=row["start"], end=row["end"]))
