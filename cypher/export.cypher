@@ -265,41 +265,44 @@ RETURN collect(e {.id, .name, .type}) AS rows
 // view); for triples of earlier facts, this page's entities both ways ($entities, empty when there is no
 // earlier page: no fact can be emitted and not on the page). A PREVIOUS_VERSION edge needs one end in view
 // (two unavailable references are not linked). Edges that start at an earlier fact need it still in view (a
-// later page's earlier facts come from the kept walk).
+// later page's earlier facts come from the kept walk). A triple says whether an agent stated it (`asserted`;
+// one read from text has no such property, and says false).
 // name: export_edges
 CALL () {
   UNWIND $earlier_facts AS node_id
   MATCH (n:Fact {id: node_id})<-[:CONTAINS]-(m:Document)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
     AND {{ in_view(n) }}
-  RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id
+  RETURN m.id AS source, n.id AS target, 'contains' AS kind, null AS predicate, null AS negated, null AS fact_id,
+         null AS asserted
   UNION
   UNWIND $documents + $unavailable AS node_id
   MATCH (n:Document {id: node_id})-[:PREVIOUS_VERSION]->(m:Document)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
     AND ({{ in_view(n) }} OR {{ in_view(m) }})
   RETURN n.id AS source, m.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
-         null AS fact_id
+         null AS fact_id, null AS asserted
   UNION
   UNWIND $documents + $unavailable AS node_id
   MATCH (n:Document {id: node_id})<-[:PREVIOUS_VERSION]-(m:Document)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $emitted[m.id] IS NOT NULL
     AND ({{ in_view(n) }} OR {{ in_view(m) }})
   RETURN m.id AS source, n.id AS target, 'previous_version' AS kind, null AS predicate, null AS negated,
-         null AS fact_id
+         null AS fact_id, null AS asserted
   UNION
   UNWIND $earlier_facts AS node_id
   MATCH (n:Fact {id: node_id})-[:MENTIONS]->(m:Entity)
   WHERE n.namespace = $namespace AND m.namespace = $namespace AND $page[m.id] IS NOT NULL
     AND {{ in_view(n) }}
-  RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id
+  RETURN n.id AS source, m.id AS target, 'mentions' AS kind, null AS predicate, null AS negated, null AS fact_id,
+         null AS asserted
   UNION
   UNWIND $subjects AS node_id
   MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
   WHERE s.namespace = $namespace AND r.namespace = $namespace AND $page[r.fact_id] IS NOT NULL
     AND $emitted[o.id] IS NOT NULL
   RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-         r.fact_id AS fact_id
+         r.fact_id AS fact_id, coalesce(r.asserted, false) AS asserted
   UNION
   UNWIND $entities AS node_id
   MATCH (s:Entity {id: node_id})-[r:RELATES]->(o:Entity)
@@ -308,7 +311,7 @@ CALL () {
   MATCH (n:Fact {id: r.fact_id})
   WHERE n.namespace = $namespace AND {{ in_view(n) }}
   RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-         r.fact_id AS fact_id
+         r.fact_id AS fact_id, coalesce(r.asserted, false) AS asserted
   UNION
   UNWIND $entities AS node_id
   MATCH (o:Entity {id: node_id})<-[r:RELATES]-(s:Entity)
@@ -317,7 +320,7 @@ CALL () {
   MATCH (n:Fact {id: r.fact_id})
   WHERE n.namespace = $namespace AND {{ in_view(n) }}
   RETURN s.id AS source, o.id AS target, 'triple' AS kind, r.predicate AS predicate, r.negated AS negated,
-         r.fact_id AS fact_id
+         r.fact_id AS fact_id, coalesce(r.asserted, false) AS asserted
 }
 RETURN collect({source: source, target: target, kind: kind, predicate: predicate, negated: negated,
-                fact_id: fact_id}) AS rows
+                fact_id: fact_id, asserted: asserted}) AS rows

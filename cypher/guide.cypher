@@ -63,3 +63,25 @@ WHERE node.namespace = $namespace AND node.id <> probe.id AND {{ in_view(node) }
 RETURN probe.text AS probe, node.text AS nearest, score, node
 ORDER BY score DESC
 LIMIT 10
+
+// The relations view: entities and the triples between them, nothing else (no documents, no facts), each
+// triple while the fact it was read from is in view.
+// name: guide_relations
+MATCH (s:Entity)-[r:RELATES]->(o:Entity)
+WHERE r.namespace = $namespace AND s.namespace = $namespace AND o.namespace = $namespace
+  AND {{ triple_in_view(r) }}
+RETURN s, r, o
+ORDER BY s.name, r.predicate, o.name
+LIMIT 300
+
+// Triples an agent asserted (r.asserted = true, written through the memory tools rather than read from
+// text), each with the fact that records the assertion and the assertion's document (its source names the
+// credential and the operation).
+// name: guide_asserted
+MATCH (s:Entity)-[r:RELATES]->(o:Entity)
+WHERE r.namespace = $namespace AND r.asserted = true
+MATCH (f:Fact {id: r.fact_id})<-[contains:CONTAINS]-(d:Document)
+WHERE f.namespace = $namespace AND d.namespace = $namespace AND {{ in_view(f) }}
+RETURN s, r, o, f, contains, d
+ORDER BY d.recorded_at DESC, s.name, r.predicate, o.name
+LIMIT 200

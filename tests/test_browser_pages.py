@@ -1,13 +1,16 @@
 """Neo4j Browser's style and guide: served without a token and with CORS for Browser's origin only, the
 guide's queries (named statements of cypher/guide.cypher) returning rows on the bundled engine over the gold
-set, and docker-compose.yml telling Browser to load both on connect."""
+set (the asserted triples' query over a namespace where an agent stated some), and docker-compose.yml telling
+Browser to load both on connect."""
 
 from __future__ import annotations
 
 import html
 import re
 from pathlib import Path
+from typing import Any
 
+import neo4j
 import pytest
 import yaml
 from fastapi.testclient import TestClient
@@ -16,6 +19,7 @@ from graphmem.app import create_app
 from graphmem.http.pages import GUIDE_PATH, STYLE_PATH
 from graphmem.ingest.names import CONCEPT, ENTITY_TYPES, NAME
 from graphmem.model import CallerContext, DocumentInput
+from graphmem.model.assertions import EntitiesCreate, EntityAssertion, RelationAssertion, RelationsChange
 from graphmem.runtime import Runtime
 from graphmem.store.queries import statements
 from graphmem.web.guide import GUIDE_STATEMENTS, guide_parameters
@@ -103,7 +107,7 @@ def guide_blocks(text: str) -> list[str]:
 def test_guide_is_served_with_cors_and_runnable_blocks(client: TestClient, runtime: Runtime) -> None:
     answer = client.get(GUIDE_PATH, headers={"Origin": BROWSER})
     assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
-    assert answer.text.lstrip().startswith('<article class="guide">') and answer.text.count("<slide") == 6
+    assert answer.text.lstrip().startswith('<article class="guide">') and answer.text.count("<slide") == 8
     blocks = guide_blocks(answer.text)
     params = guide_parameters(runtime.store.dialect, runtime.settings.default_namespace)
     assert blocks[0] == (f":params {{namespace: '{params['namespace']}', view_as_of: null, "
@@ -122,23 +126,68 @@ def namespaces_in(value: object) -> set[str]:
     return set()
 
 
+NEXT_DOOR = [RelationAssertion(source="Sofia Lindqvist", target="Corvid Works", relationType="LEADS"),
+             RelationAssertion(source="Marcus Oyelaran", target="Porto", relationType="LIVES_IN")]
+
+
 @pytest.fixture(scope="module")
 def neighbour(runtime: Runtime, gold_ns: str) -> str:
-    """Another namespace with the same kind of data next to the gold set, for the queries to stay out of."""
+    """Another namespace with the same kind of data next to the gold set, for the queries to stay out of, where
+    an agent also asserted triples."""
     namespace = f"{gold_ns}-next-door"
-    runtime.service.add_documents(CallerContext.for_namespaces(namespace), namespace, [
+    ctx = CallerContext.for_namespaces(namespace)
+    runtime.service.add_documents(ctx, namespace, [
         DocumentInput(content="Sofia Lindqvist is the CEO of Corvid Works. Project Falcon uses Kafka."),
         DocumentInput(content="Marcus Oyelaran moved to Porto and works with Sofia Lindqvist on Project Falcon.")])
+    assert not runtime.service.create_relations(ctx, namespace, RelationsChange(relations=NEXT_DOOR)).skipped
     return namespace
 
 
+@pytest.fixture(scope="module")
+def agents(runtime: Runtime, gold_ns: str, neighbour: str) -> str:
+    """A namespace with memories and triples an agent asserted about them (the gold set has none)."""
+    namespace = f"{gold_ns}-agents"
+    ctx = CallerContext.for_namespaces(namespace)
+    runtime.service.add_documents(ctx, namespace, [
+        DocumentInput(content="Sofia Lindqvist of Corvid Works met Marcus Oyelaran in Porto about Project Falcon.")])
+    stated = {"Sofia Lindqvist": "person", "Corvid Works": "organization", "Marcus Oyelaran": "person",
+              "Porto": "place", "Project Falcon": "project"}
+    runtime.service.create_entities(ctx, namespace, EntitiesCreate(
+        entities=[EntityAssertion(name=name, type=kind) for name, kind in stated.items()]))
+    assert not runtime.service.create_relations(ctx, namespace, RelationsChange(relations=[
+        RelationAssertion(source="Sofia Lindqvist", target="Project Falcon", relationType="SPONSORS"),
+        *NEXT_DOOR])).skipped
+    return namespace
+
+
+def graph_rows(graph: neo4j.Driver, runtime: Runtime, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """A guide statement's rows as Browser gets them: nodes and relationships with their labels, types and
+    properties (the store's rows turn a relationship into its two ends and its type)."""
+    with graph.session(database="graphmem") as session:
+        return [dict(record) for record in session.run(runtime.store.dialect.prepare(statements()[name].text),
+                                                       params)]
+
+
 @pytest.mark.parametrize("name", GUIDE_STATEMENTS)
-def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, gold_ns: str, neighbour: str,
-                                                   name: str) -> None:
-    params = guide_parameters(runtime.store.dialect, gold_ns)
+def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, graph: neo4j.Driver, gold_ns: str,
+                                                   neighbour: str, agents: str, name: str) -> None:
+    namespace = agents if name == "guide_asserted" else gold_ns
+    params = guide_parameters(runtime.store.dialect, namespace)
     rows = runtime.store.read(lambda tx: tx.run(name, **params))
     assert rows, name
-    assert namespaces_in(rows) == {gold_ns}  # one namespace at a time, though another holds the same names
+    assert namespaces_in(rows) == {namespace}  # one namespace at a time, though another holds the same names
+    if name == "guide_relations":  # entities and triples only
+        drawn = graph_rows(graph, runtime, name, params)
+        assert drawn and all(set(row) == {"s", "r", "o"} for row in drawn)
+        assert all("Entity" in row["s"].labels and "Entity" in row["o"].labels and row["r"].type == "RELATES"
+                   and row["r"]["predicate"] for row in drawn)
+    if name == "guide_asserted":  # the agent's triples, each with its fact and the assertion memory
+        drawn = graph_rows(graph, runtime, name, params)
+        assert sorted(row["r"]["predicate"] for row in drawn) == ["LEADS", "LIVES_IN", "SPONSORS"]
+        assert all(row["r"]["asserted"] is True and row["r"]["fact_id"] == row["f"]["id"]
+                   and row["contains"].type == "CONTAINS" for row in drawn)
+        assert all(row["d"]["source"].startswith("agent:") and "create_relations" in row["d"]["source"]
+                   for row in drawn)
     if name == "guide_version_chains":  # whole chains only: the updated memory's, from version 2 to 1
         assert len(rows) == 1 and rows[0]["version"] == 2 and len(rows[0]["chain"]) == 3
     if name == "guide_vector_search":

@@ -169,6 +169,8 @@ def render_cypher(result: ExportResult, namespace: str) -> str:
         properties = " {" + ", ".join(f"{name}: {cypher_literal(value)}" for name, value in identity.items()) \
             + "}" if identity else ""
         stamp = f" SET r.namespace = {target}" if edge.kind in _STAMPED else ""
+        if edge.asserted:  # an agent's triple stays one in the copy
+            stamp += ", r.asserted = true"
         lines.append(f"MATCH {_key('a:' + labels[edge.source], target, edge.source)}, "
                      f"{_key('b:' + labels[edge.target], target, edge.target)} "
                      f"MERGE (a)-[r:{_RELATIONSHIP_TYPES[edge.kind]}{properties}]->(b){stamp};")

@@ -43,7 +43,8 @@ class ExportNode(BaseModel):
 
 class ExportEdge(BaseModel):
     """An edge as stored: contains (document → fact), mentions (fact → entity), triple (subject → object,
-    with its predicate, negation and supporting fact), previous_version (newer → older version)."""
+    with its predicate, negation, supporting fact and whether an agent stated it), previous_version (newer →
+    older version)."""
 
     source: str
     target: str
@@ -51,6 +52,7 @@ class ExportEdge(BaseModel):
     predicate: str | None = None
     negated: bool | None = None
     fact_id: str | None = None
+    asserted: bool | None = Field(None, description="triples: an agent stated it (else extraction read it)")
 
 
 class ExportSummary(BaseModel):

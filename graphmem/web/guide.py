@@ -17,7 +17,7 @@ from graphmem.store.views import view_params
 from graphmem.web import WEB_DIR
 
 GUIDE_STATEMENTS = ("guide_memory", "guide_entity_neighbourhood", "guide_version_chains", "guide_triples",
-                    "guide_vector_search")
+                    "guide_relations", "guide_asserted", "guide_vector_search")
 _MARKER = re.compile(r"<!-- (params|cypher: ([a-z_]+)) -->")
 
 
