@@ -319,7 +319,7 @@ class _Started:
     a restart would fail the test."""
 
     def __init__(self, command: list[str], data_dir: Path) -> None:
-        self.process = subprocess.Popen(command)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE if command[0] == sys.executable else None)
         self.settings = make_settings(data_dir)
         self.bolt_uri = "bolt://127.0.0.1:1"
 
@@ -333,8 +333,13 @@ class _Started:
 @pytest.mark.parametrize("ending", ["SIGTERM", "exit 143 (the JVM after SIGTERM)", "SIGINT"])
 def test_an_engine_asked_to_stop_is_not_restarted(tmp_path: Path, ending: str,
                                                   caplog: pytest.LogCaptureFixture) -> None:
-    command = ["sh", "-c", "exit 143"] if ending.startswith("exit") else ["sleep", "60"]
+    # a child that dies of SIGINT even when started from a background job, which inherits SIGINT ignored
+    sleeper = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); print('ready', flush=True); " \
+              "time.sleep(60)"
+    command = ["sh", "-c", "exit 143"] if ending.startswith("exit") else [sys.executable, "-c", sleeper]
     started = _Started(command, tmp_path)
+    if started.process.stdout is not None:
+        assert started.process.stdout.readline() == b"ready\n"  # its handler is set: the signal is not lost
     watch = EngineWatch(started, owned=True)  # type: ignore[arg-type]
     with caplog.at_level("WARNING", logger="graphmem.store.watch"):
         watch.start()
