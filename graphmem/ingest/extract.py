@@ -6,8 +6,14 @@ emphasis never reach it and offsets stay exact. The rules, each tested on senten
 
 * subject - verb - object: ``nsubj`` / ``dobj``; a preposition joins the predicate ("move to");
 * conjunctions: conjunct subjects, objects and verbs share their partner's arguments;
-* passive: ``nsubjpass`` is the object, the ``by`` agent the subject ("written by Bob" → Bob write …);
-* relative clauses: "Alice, who works at Acme" → (Alice, work at, Acme);
+* passive: ``nsubjpass`` is the object, the ``by`` agent the subject ("written by Bob" → Bob write …); with no
+  agent the participle joins the predicate ("Greyline is based in Tessary" → (Greyline, be based in, Tessary));
+* relative clauses: "Alice, who works at Acme" → (Alice, work at, Acme); "the bridge, which was designed by
+  Hugo" → (Hugo, design, bridge); "Dale County, where Marlow is the largest town" → (Marlow, be largest town
+  in, Dale County);
+* descriptions: "Northwind's director Ana Ruiz" → (Ana Ruiz, be director of, Northwind), and she is the subject
+  of the verb; "the largest port in Eastmere", "a publisher based in Oslo" join their place to the predicate;
+* pronouns: "it", "he" and "she" stand for the named subject of the sentence before (``resolve_pronouns``);
 * negation: a ``neg`` child sets ``negated``, the predicate text stays the same;
 * apposition, a description set off by a comma: "Alice, the CTO of Acme" → (Alice, be, CTO);
 * first person: I, me, my, mine → the namespace's user entity; "my N is X" → (user, N, X).
@@ -23,7 +29,7 @@ where most triples of an unrestricted parse were wrong):
 * an entity name never carries markup, a URL, code, a file name, a commit hash or a version string, and
   document vocabulary ("License", "README", "Changelog") is not an organisation because NER said so once.
 
-Arguments are named entities, the user, or a Concept; other pronouns are dropped (no coreference). DATE,
+Arguments are named entities, the user, or a Concept; pronouns other than those above are dropped. DATE,
 TIME and number-like entities are not entities: they become the fact's attributes. spaCy gives no
 per-entity confidence, so ``confidence`` stays None rather than an invented number.
 """
@@ -40,12 +46,13 @@ from graphmem.ingest.names import (
     CONCEPT,
     FIRST_PERSON,
     NAME,
+    PRONOUN,
     USER,
     ExtractedEntity,
     argument_of,
     entity_span,
     modifiers_of,
-    name_parts,
+    name_tokens,
     named_entity,
 )
 
@@ -55,7 +62,7 @@ _OBJECTS = {"dobj", "obj", "attr", "oprd", "dative"}
 _LIMITED_TIME = frozenset({"until", "initially", "originally", "formerly", "previously", "once", "longer"})
 _HYPOTHETICAL = frozenset({"may", "might", "could", "would", "should", "'d"})
 _CONDITIONS = frozenset({"if", "unless", "whether"})
-EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/2"
+EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/3"
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ class SentenceExtraction:
     mentions: list[Mention] = field(default_factory=list)
     triples: list[Triple] = field(default_factory=list)
     attributes: list[str] = field(default_factory=list)  # "DATE: last May", "MONEY: $5"
+    topic: ExtractedEntity | None = None  # what the sentence is about: its main clause's named subject
+
 
 
 def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
@@ -101,21 +110,23 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
         if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
             ref = ExtractedEntity(token.text, USER)
             out.mentions.append(Mention(ref, *span(token.idx, token.idx + len(token))))
+    out.topic = _topic(doc)
     seen: set[Triple] = set()
     for triple in _triples(doc):
         if triple not in seen:
             seen.add(triple)
             out.triples.append(triple)
-    # Concepts, and names NER left unlabelled, are entities only where a triple uses them; each such use is
+    # Concepts, names NER left unlabelled and pronouns are entities only where a triple uses them; each such use is
     # also a mention, so every triple joins entities its fact mentions (the write matches a triple's ends
     # among the fact's entities, and deletion and views rely on it).
-    unlabelled = {ref for t in out.triples for ref in (t.subject, t.object) if ref.type in (CONCEPT, NAME)}
+    mentioned = {m.entity for m in out.mentions}
+    unlabelled = {ref for t in out.triples for ref in (t.subject, t.object) if ref not in mentioned}
     for token in doc:
-        used = argument_of(token) if unlabelled and token.pos_ in ("NOUN", "PROPN") else None
+        used = argument_of(token) if unlabelled and token.pos_ in ("NOUN", "PROPN", "PRON") else None
         if used is not None and used in unlabelled:
-            before = modifiers_of(token) if used.type == CONCEPT else name_parts(token)
-            start = doc[min([token.i, *(t.i for t in before)])].idx
-            out.mentions.append(Mention(used, *span(start, token.idx + len(token))))
+            words = [*modifiers_of(token), token] if used.type == CONCEPT else name_tokens(token)
+            first, last = min(words, key=lambda t: t.i), max(words, key=lambda t: t.i)
+            out.mentions.append(Mention(used, *span(first.idx, last.idx + len(last))))
     return out
 
 
@@ -133,7 +144,7 @@ def as_spoken_by(found: SentenceExtraction, speaker: str, header_at: int | None)
     if role in ROLE_OTHERS:
         return SentenceExtraction([m for m in found.mentions if m.entity.type != USER],
                                   [t for t in found.triples if USER not in (t.subject.type, t.object.type)],
-                                  found.attributes)
+                                  found.attributes, found.topic if found.topic and found.topic.type != USER else None)
     person = ExtractedEntity(speaker, "Person")
 
     def who(entity: ExtractedEntity) -> ExtractedEntity:
@@ -143,7 +154,45 @@ def as_spoken_by(found: SentenceExtraction, speaker: str, header_at: int | None)
     if header_at is not None:
         mentions.insert(0, Mention(person, header_at, header_at + len(speaker)))
     triples = [Triple(who(t.subject), t.predicate, who(t.object), t.negated) for t in found.triples]
-    return SentenceExtraction(mentions, [t for t in triples if t.subject != t.object], found.attributes)
+    return SentenceExtraction(mentions, [t for t in triples if t.subject != t.object], found.attributes,
+                              who(found.topic) if found.topic else None)
+
+
+def resolve_pronouns(sentences: list[SentenceExtraction], reach: int = 2) -> None:
+    """Give each "it", "he" or "she" of a memory's sentences (in order) what it stands for: the topic (the
+    named subject of the main clause) of the newest of the ``reach`` sentences before it that has one, when
+    it fits ("he" and "she" a person, or a name of unknown type; "it" anything named but a person). Triples
+    whose pronoun stands for nothing that fits are dropped, with its mention: no guess beats a wrong one.
+    "Kiln is the build system of Brackenridge. It wraps Bazel." → (Kiln, wrap, Bazel)."""
+    for index, found in enumerate(sentences):
+        if found.topic is not None and found.topic.type == PRONOUN:
+            found.topic = None
+        if not any(m.entity.type == PRONOUN for m in found.mentions):
+            continue
+        before = next((s.topic for s in sentences[max(0, index - reach):index][::-1] if s.topic), None)
+        resolved = {m.entity: _antecedent(m.entity, before) for m in found.mentions if m.entity.type == PRONOUN}
+        found.mentions = [Mention(resolved.get(m.entity) or m.entity, m.start, m.end) for m in found.mentions
+                          if m.entity.type != PRONOUN or resolved[m.entity] is not None]
+        triples = [Triple(resolved.get(t.subject) or t.subject, t.predicate, resolved.get(t.object) or t.object,
+                          t.negated) for t in found.triples]
+        found.triples = [t for t in triples if PRONOUN not in (t.subject.type, t.object.type) and t.subject != t.object]
+        if found.topic is None and any(m.entity == before for m in found.mentions):
+            found.topic = before  # "It wraps Bazel. It caches ...": the chain goes on
+
+
+def _antecedent(pronoun: ExtractedEntity, candidate: ExtractedEntity | None) -> ExtractedEntity | None:
+    if candidate is None or candidate.type in (CONCEPT, USER, PRONOUN):
+        return None
+    return candidate if (candidate.type in ("Person", NAME)) == (pronoun.name != "it") or \
+        (pronoun.name == "it" and candidate.type == NAME) else None
+
+
+def _topic(doc: Doc) -> ExtractedEntity | None:
+    """The named subject of the sentence's main clause ("Ledger is the billing service of Quayside" is about
+    Ledger), or a pronoun standing for one."""
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    subjects = [c for root in roots[:1] for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
+    return next((ref for ref in _arguments(subjects) if ref.type not in (CONCEPT, USER)), None)
 
 
 # ---- arguments -----------------------------------------------------------------------------------
@@ -154,13 +203,36 @@ def _with_conjuncts(token: Token) -> list[Token]:
 
 
 def _arguments(tokens: Iterable[Token]) -> list[ExtractedEntity]:
+    """What the tokens stand for; a description that a name stands beside is that name ("Northwind's
+    director Ana Ruiz founded ...", "Its capital, Sarn, lies ..." are about Ana Ruiz and Sarn)."""
     refs = []
     for token in tokens:
         for each in _with_conjuncts(token):
             ref = argument_of(each)
+            if ref is None or ref.type == CONCEPT:
+                ref = next((named for named in map(argument_of, _named_appositions(each)) if named), ref)
             if ref is not None:
                 refs.append(ref)
     return refs
+
+
+def _named_appositions(token: Token) -> list[Token]:
+    """The names set beside a description ("director Ana Ruiz", "the mayor, Dina Okoro,")."""
+    return [c for c in token.children if c.dep_ == "appos" and _is_named(argument_of(c))]
+
+
+def _is_named(ref: ExtractedEntity | None) -> bool:
+    return ref is not None and ref.type not in (CONCEPT, USER)
+
+
+def _relative(token: Token) -> bool:
+    """A relative pronoun standing for the noun its clause describes ("which", "who", "that")."""
+    return token.tag_ in ("WP", "WDT") or token.lower_ == "that"
+
+
+def _where(verb: Token) -> bool:
+    """A "where" clause: "Dale County, where Marlow is the largest town" is about a place."""
+    return verb.dep_ == "relcl" and any(c.dep_ == "advmod" and c.lower_ == "where" for c in verb.children)
 
 
 # ---- triples -------------------------------------------------------------------------------------
@@ -175,10 +247,24 @@ def _negated(verb: Token) -> bool:
     return any(t.dep_ == "neg" for t in verb.children)
 
 
+def _agents(verb: Token) -> list[Token]:
+    """The ``by`` phrase of a passive: "written by Bob"."""
+    return [p for c in verb.children if c.dep_ == "agent" for p in c.children if p.dep_ == "pobj"]
+
+
+def _stative_passive(verb: Token) -> bool:
+    """A passive with no agent ("is based in", "was born in", "is located in"): its grammatical subject is
+    the relation's subject and the participle joins the predicate ("be based in")."""
+    return any(c.dep_ == "nsubjpass" for c in verb.children) and not _agents(verb)
+
+
 def _subjects(verb: Token) -> list[ExtractedEntity]:
-    """Explicit subjects; else a relative clause's noun; else the subject of the verb it is joined to."""
-    if verb.dep_ == "relcl" and not any(c.dep_ in _SUBJECTS for c in verb.children
-                                         if c.tag_ not in ("WP", "WDT") and c.lower_ != "that"):
+    """Explicit subjects; else a relative clause's noun; else a passive's agent (or, without one, its
+    grammatical subject); else the subject of the verb it is joined to."""
+    explicit = [c for c in verb.children if c.dep_ in _SUBJECTS]
+    if verb.dep_ == "relcl" and not _where(verb) and all(_relative(c) for c in explicit):
+        if _agents(verb):  # "the bridge, which was designed by Hugo Marchetti": Hugo Marchetti designed it
+            return _arguments(_agents(verb))
         head = verb.head
         # "Granian is a Rust HTTP server which supports TLS": the server is Granian
         if head.dep_ == "attr" and head.head.lemma_ == "be":
@@ -190,54 +276,109 @@ def _subjects(verb: Token) -> list[ExtractedEntity]:
             if named:
                 return named
         return _arguments([head])
-    explicit = [c for c in verb.children if c.dep_ in _SUBJECTS]
     if explicit:
         return _arguments(explicit)
-    agent = [p for c in verb.children if c.dep_ == "agent" for p in c.children if p.dep_ == "pobj"]
-    if agent:
-        return _arguments(agent)
+    if _agents(verb):
+        return _arguments(_agents(verb))
+    if _stative_passive(verb):
+        return _arguments(c for c in verb.children if c.dep_ == "nsubjpass")
     if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
-        return _subjects(verb.head)
+        # "The ferry is operated by the Guild and sails to Brenn": the ferry sails, not the Guild
+        shared = [c for c in verb.head.children if c.dep_ in (*_SUBJECTS, "nsubjpass") and not _relative(c)]
+        return _arguments(shared) if shared else _subjects(verb.head)
     return []
 
 
 def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
-    """(predicate, object) pairs of a verb: direct objects, prepositional objects, passive subjects."""
+    """(predicate, object) pairs of a verb: direct objects, prepositional objects (each of joined prepositions:
+    "through Velmont and into Lake Amsel"), passive subjects; a "where" clause's place."""
+    if _stative_passive(verb):
+        base = " ".join(["be", verb.lower_, *(t.lower_ for t in verb.children if t.dep_ == "prt")])
+        return [pair for prep in _prepositions(verb)
+                for pair in _related(f"{base} {prep.lower_}", _pobjs(prep))]
     pairs: list[tuple[str, ExtractedEntity]] = []
     passive = [c for c in verb.children if c.dep_ == "nsubjpass"]
-    pairs += _related(_predicate(verb), passive)
-    pairs += _related(_predicate(verb), [c for c in verb.children if c.dep_ in _OBJECTS])
-    for prep in (c for c in verb.children if c.dep_ == "prep"):
-        for predicate, ref in _related(_predicate(verb, prep.lower_), [p for p in prep.children if p.dep_ == "pobj"]):
+    if not passive and _agents(verb) and verb.dep_ == "conj":  # "Orchard was started by A and is kept by B"
+        passive = [c for c in verb.head.children if c.dep_ == "nsubjpass"]
+    if verb.dep_ == "relcl" and any(_relative(c) for c in passive):
+        pairs += _related(_predicate(verb), [verb.head])  # "the bridge, which was designed by ...": the bridge
+    else:
+        pairs += _related(_predicate(verb), passive)
+    objects = [c for c in verb.children if c.dep_ in _OBJECTS and not _relative(c)]
+    where = _where(verb)
+    if where and verb.lemma_ == "be":  # "where Marlow is the largest town" → (Marlow, be largest town in, ...)
+        for noun in objects:
+            phrase = " ".join([t.lower_ for t in modifiers_of(noun)] + [noun.lemma_.lower()])
+            pairs += [(f"be {phrase} in", ref) for ref in _arguments([verb.head]) if _is_named(ref)]
+        return pairs
+    pairs += _related(_predicate(verb), objects)
+    # "shows notifications from Beacon": what the object is said of joins the predicate
+    for noun in (each for given in objects for each in _with_conjuncts(given)):
+        if noun.pos_ == "NOUN" and entity_span(noun) is None:
+            pairs += [(f"{_predicate(verb)} {_noun_phrase(noun)} {prep.lower_}", ref) for prep in noun.children
+                      if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS
+                      for ref in _arguments(_pobjs(prep)) if _is_named(ref)]
+    for prep in _prepositions(verb):
+        for predicate, ref in _related(_predicate(verb, prep.lower_), _pobjs(prep)):
             if prep.lower_ == "for" and ref.type == CONCEPT:
                 continue  # a purpose ("uses black for formatting") is no relation between two things
             pairs.append((predicate, ref))
+    if where:  # "the town where she lives": she lives in the town
+        pairs += [(_predicate(verb, "in"), ref) for ref in _arguments([verb.head])]
     # "the company that Bob founded": the modified noun is the object
-    if verb.dep_ == "relcl" and any(c.dep_ in _SUBJECTS and c.tag_ not in ("WP", "WDT") and c.lower_ != "that"
-                                    for c in verb.children) and not any(
-            c.dep_ in _OBJECTS for c in verb.children if c.lower_ not in ("that", "which", "who")):
+    elif verb.dep_ == "relcl" and any(c.dep_ in _SUBJECTS and not _relative(c) for c in verb.children) \
+            and not objects:
         pairs.extend((_predicate(verb), ref) for ref in _arguments([verb.head]))
     return pairs
+
+
+def _prepositions(verb: Token) -> list[Token]:
+    return [each for c in verb.children if c.dep_ == "prep"
+            for each in _with_conjuncts(c) if each.pos_ == "ADP"]
+
+
+def _pobjs(prep: Token) -> list[Token]:
+    return [p for p in prep.children if p.dep_ == "pobj"]
+
+
+_NOUN_PREPOSITIONS = frozenset({"in", "at", "from", "for", "on", "to"})
 
 
 def _related(predicate: str, tokens: Iterable[Token]) -> list[tuple[str, ExtractedEntity]]:
     """The objects of ``predicate``. A relational noun with its complement joins the predicate, since it
     means nothing alone: "Paris is the capital of France" → (Paris, be capital of, France); "Typer is
     FastAPI's little sibling" → (Typer, be little sibling of, FastAPI); "works on top of asyncio" → (work on
-    top of, asyncio)."""
+    top of, asyncio). After "be", a description placed by a name says how the two relate: "the largest port
+    in Eastmere" → (be largest port in, Eastmere), "a publisher based in Port Halloway" → (be based in, Port
+    Halloway); the description stays an object too."""
     pairs: list[tuple[str, ExtractedEntity]] = []
     for word in (each for given in tokens for each in _with_conjuncts(given)):
-        complements = [p for c in word.children if c.dep_ == "prep" and c.lower_ == "of"
-                       for p in c.children if p.dep_ == "pobj"]
-        complements += [c for c in word.children if c.dep_ == "poss" and c.lower_ not in FIRST_PERSON]
+        complements = [p for c in word.children if c.dep_ == "prep" and c.lower_ == "of" for p in _pobjs(c)]
+        complements += [c for c in word.children if c.dep_ == "poss" and c.pos_ != "PRON"]
         if entity_span(word) is None and word.pos_ == "NOUN" and complements:
-            noun = " ".join([t.lower_ for t in modifiers_of(word)] + [word.lemma_.lower()])
-            pairs += [(f"{predicate} {noun} of", ref) for ref in _arguments(complements)]
+            pairs += [(f"{predicate} {_noun_phrase(word)} of", ref) for ref in _arguments(complements)]
             continue
         ref = argument_of(word)
         if ref is not None:
             pairs.append((predicate, ref))
+        if predicate == "be" and word.pos_ == "NOUN" and entity_span(word) is None:
+            pairs += _placed(word)
     return pairs
+
+
+def _placed(noun: Token) -> list[tuple[str, ExtractedEntity]]:
+    """A description's relation to a name it is placed by: "port in Eastmere", "architect from Lintz",
+    "publisher based in Port Halloway"."""
+    pairs = [(f"be {_noun_phrase(noun)} {prep.lower_}", ref) for prep in noun.children
+             if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS for ref in _arguments(_pobjs(prep))]
+    for participle in (c for c in noun.children if c.dep_ == "acl" and c.tag_ == "VBN"):
+        pairs += [(f"be {participle.lower_} {prep.lower_}", ref) for prep in _prepositions(participle)
+                  for ref in _arguments(_pobjs(prep))]
+    return [(predicate, ref) for predicate, ref in pairs if _is_named(ref)]
+
+
+def _noun_phrase(noun: Token) -> str:
+    return " ".join([t.lower_ for t in modifiers_of(noun)] + [noun.lemma_.lower()])
 
 
 def _possessive_be(verb: Token) -> list[Triple]:
@@ -258,24 +399,39 @@ def _possessive_be(verb: Token) -> list[Triple]:
 
 def _appositions(doc: Doc) -> list[Triple]:
     """"Alice, the CTO of Acme" → (Alice, be, CTO): only a description set off by a comma ("License: MIT",
-    "Copyright (c) 2020" are not statements, and "Davies Liu, Josh Rosen, ..." is a list of names)."""
+    "Copyright (c) 2020" are not statements, and "Davies Liu, Josh Rosen, ..." is a list of names). A name
+    beside a description that has a complement says the same the other way round: "Northwind's director Ana
+    Ruiz", "the director of Northwind, Ana Ruiz" → (Ana Ruiz, be director of, Northwind). A name with "from"
+    or "at" says where it belongs: "Rob from Corvane called" → (Rob, be from, Corvane)."""
     triples = []
     for token in doc:
+        if token.dep_ == "appos":
+            name = argument_of(token)
+            if _is_named(name) and token.head.pos_ == "NOUN" and entity_span(token.head) is None:
+                triples += [Triple(name, predicate, ref) for predicate, ref in _related("be", [token.head])  # type: ignore[arg-type]
+                            if predicate != "be" and _is_named(ref)]
+                continue
         if token.dep_ == "appos" and token.left_edge.i > 0 and doc[token.left_edge.i - 1].text == ",":
             head = argument_of(token.head)
             if head is None or entity_span(token) is not None:  # a description, not a list of names
                 continue
             triples += [Triple(head, predicate, ref) for predicate, ref in _related("be", [token])
                         if ref.type == CONCEPT or predicate != "be"]
+        elif token.dep_ == "prep" and token.lower_ in ("from", "at") and _is_named(argument_of(token.head)):
+            owner = argument_of(token.head)
+            triples += [Triple(owner, f"be {token.lower_}", ref)  # type: ignore[arg-type]
+                        for ref in _arguments(_pobjs(token)) if _is_named(ref)]
     return triples
 
 
 def _states_a_fact(verb: Token) -> bool:
-    """Not a condition ("if X installs Y"), not under one ("If set, pip uses Z"), not hypothetical, not what
-    held only until some time ("until recently", "initially")."""
+    """Not a condition ("if X installs Y"), not under one ("If set, pip uses Z"), not hypothetical, not a
+    state that held only until some time ("until recently", "initially"; "was once part of", while "once
+    sailed to" tells of an event that happened)."""
     if any(c.dep_ == "aux" and c.lower_ in _HYPOTHETICAL for c in verb.children):
         return False
-    if any(c.lower_ in _LIMITED_TIME and c.dep_ in ("prep", "advmod", "npadvmod") for c in verb.children):
+    limited = _LIMITED_TIME if verb.lemma_ in ("be", "have") else _LIMITED_TIME - {"once"}
+    if any(c.lower_ in limited and c.dep_ in ("prep", "advmod", "npadvmod") for c in verb.children):
         return False
     for clause in (verb, *verb.ancestors):
         if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in clause.children):

@@ -11,9 +11,14 @@ never Concepts.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from spacy.tokens import Span, Token
+from spacy.tokens import Doc, Span, Token
+
+from graphmem.ingest.evidence import NAME as NAME
+from graphmem.ingest.evidence import evidenced_type, words_type
 
 # spaCy / ruler label → product entity type. Labels missing here are not entities.
 ENTITY_TYPES = {
@@ -24,8 +29,9 @@ ENTITY_TYPES = {
 # Kept on the fact instead: as entities they would become hubs joining unrelated facts.
 ATTRIBUTE_LABELS = {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
 CONCEPT = "Concept"
-NAME = "Name"  # a proper noun NER left unlabelled: named, type unknown
 USER = "User"  # marker type of the first-person argument; resolved to the user entity
+PRONOUN = "Pronoun"  # marker type of a subject "it", "he" or "she"; resolved to an earlier subject or dropped
+SUBJECT_PRONOUNS = frozenset({"it", "he", "she"})
 FIRST_PERSON = {"i", "me", "my", "mine", "myself"}
 _VAGUE = frozenset({
     "thing", "something", "anything", "everything", "nothing", "lot", "way", "time", "one", "kind", "sort", "bit",
@@ -66,7 +72,36 @@ _CODE_NAME = re.compile(r"^[a-z_][\w]*(?:\.[a-z_][\w]*)+$|^[0-9a-f]{7,40}$|^v?\d
 _ARTICLES = frozenset({"the", "a", "an"})
 _FUNCTION_WORDS = frozenset({"of", "or", "and", "in", "to", "for", "the", "a", "an", "with", "on", "at", "by"})
 _NOT_A_NAME_CHAR = re.compile(r"[^\w\s+#-]")
+_PASSING = frozenset({"new", "old", "own", "current", "same", "other", "whole", "entire", "next", "last",
+                      "previous", "existing", "various", "several", "certain", "usual"})
+# Job titles NER calls organisations ("Tidewater's CEO"): a title, never an entity of its own.
+_TITLES = frozenset({"ceo", "cto", "cfo", "coo", "cio", "ciso", "cpo", "vp", "svp", "evp", "md"})
 _LABEL = re.compile(r"^[A-Z][A-Z_]{0,40}$")
+
+
+# Capitalised inside a sentence ("... with Pelican", "... for Compass"): how a document writes a name. At the
+# start of a sentence the small model often tags such a word as an adjective or a common noun.
+_INSIDE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z0-9]+")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+\b")
+_LOWER = re.compile(r"\b[a-z][a-z0-9]+\b")
+if not Doc.has_extension("names_in_text"):
+    Doc.set_extension("names_in_text", default=frozenset())
+
+
+def names_in_text(sentences: Iterable[str]) -> frozenset[str]:
+    """The words a text writes as names: capitalised inside a sentence, or capitalised twice or more and
+    never in lower case. A sentence of the same text that starts with one ("Pelican reads balances from
+    Ledger", "Ledger is the billing service") starts with a name, whatever the tagger says."""
+    texts = list(sentences)
+    capitalised = Counter(word for text in texts for word in _CAPITALISED.findall(text))
+    lower = {word for text in texts for word in _LOWER.findall(text)}
+    return frozenset(word for text in texts for word in _INSIDE.findall(text)) | {
+        word for word, count in capitalised.items() if count > 1 and word.lower() not in lower}
+
+
+def _written_as_name(token: Token) -> bool:
+    return token.tag_ in ("NNP", "NNPS") or (token.text in token.doc._.names_in_text
+                                              and token.pos_ in ("NOUN", "PROPN", "ADJ", "X"))
 
 
 def entity_type(label: str) -> str | None:
@@ -113,13 +148,14 @@ def named_entity(ent: Span) -> tuple[ExtractedEntity, int, int] | None:
     if kind is None or not tokens:
         return None
     name = " ".join(t.text for t in tokens)
-    if not name_is_clean(name) or name.lower() in _DOCUMENT_WORDS or tokens[-1].lower_ in _FUNCTION_WORDS:
+    if not name_is_clean(name) or name.lower() in _DOCUMENT_WORDS | _TITLES or tokens[-1].lower_ in _FUNCTION_WORDS:
         return None
     if tokens[0].lower_ in _ENTRY_VERBS or _shouting(ent.sent):
         return None
     if kind not in ("Person", "Place") and ent.label_ not in ("TECHNOLOGY", "PRODUCT") \
-            and all(t.tag_ not in ("NNP", "NNPS") for t in tokens) and not any(_marked(t.text) for t in tokens):
+            and not any(_written_as_name(t) or _marked(t.text) for t in tokens):
         return None  # the tagger read no proper noun here: a capitalised common word NER guessed at
+    kind = evidenced_type(ent, [t.text for t in tokens], kind)
     return ExtractedEntity(name, kind), tokens[0].idx, tokens[-1].idx + len(tokens[-1])
 
 
@@ -146,9 +182,13 @@ def argument_of(token: Token) -> ExtractedEntity | None:
             return None  # dates and numbers are attributes, never arguments
     if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
         return ExtractedEntity(token.text, USER)
+    if token.lower_ in SUBJECT_PRONOUNS and token.pos_ == "PRON" and (
+            token.dep_ in ("nsubj", "nsubjpass") or (token.lower_ == "it" and _sole_object(token))):
+        return ExtractedEntity(token.lower_, PRONOUN)
     if _proper_name(token):
-        name = " ".join(t.text for t in [*name_parts(token), token])
-        return ExtractedEntity(name, NAME) if name_is_clean(name) else None
+        words = [t.text for t in name_tokens(token)]
+        name = " ".join(words)
+        return ExtractedEntity(name, words_type(words) or NAME) if name_is_clean(name) else None
     if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:
         if any(c.dep_ == "prep" and c.lower_ == "of" for c in token.children):
             return None  # "the little sibling of FastAPI": the concept means nothing without its complement
@@ -157,10 +197,30 @@ def argument_of(token: Token) -> ExtractedEntity | None:
     return None
 
 
+def _sole_object(token: Token) -> bool:
+    """An object "it" with no noun before it in its sentence that it could stand for ("The team runs it";
+    not "loads the warehouse and models it")."""
+    return token.dep_ in ("dobj", "pobj") and not any(
+        t.pos_ in ("NOUN", "PROPN") and t.dep_ in ("dobj", "pobj", "attr") for t in token.doc[:token.i])
+
+
 def name_parts(token: Token) -> list[Token]:
     """The capitalised proper nouns compounded before a name's head ("Beta" of "Beta Labs"), in order."""
     return sorted((t for t in token.lefts if t.dep_ == "compound" and t.tag_ in ("NNP", "NNPS")
                    and t.text[:1].isupper()), key=lambda t: t.i)
+
+
+def name_tokens(token: Token) -> list[Token]:
+    """The words of a proper name NER left unlabelled, in order: its compounded parts, its head and a proper
+    "of" complement right after it ("Treaty of Sarn", "Academy of Sciences"), which names a different thing
+    than the head alone."""
+    tokens = [*name_parts(token), token]
+    of = next((c for c in token.rights if c.dep_ == "prep" and c.lower_ == "of" and c.i == token.i + 1), None)
+    if of is not None:
+        tail = next((c for c in of.children if c.dep_ == "pobj"), None)
+        if tail is not None and _proper_name(tail) and entity_span(tail) is None:
+            tokens += [of, *name_parts(tail), tail]
+    return tokens
 
 
 def _shouting(sentence: Span) -> bool:
@@ -170,19 +230,20 @@ def _shouting(sentence: Span) -> bool:
 
 
 def _proper_name(token: Token) -> bool:
-    """A proper noun NER did not label ("Priya", "Starlette", "Tidelift"): tagged NNP and capitalised (the
-    tagger tells "Priya moved" from "Redistributions must"); document vocabulary and changelog verbs are
-    never one."""
+    """A proper noun NER did not label ("Priya", "Starlette", "Tidelift"): tagged NNP, or written capitalised
+    inside a sentence of the same text, and capitalised here (the tagger tells "Priya moved" from
+    "Redistributions must"); document vocabulary and changelog verbs are never one."""
     text = token.text
-    if token.tag_ not in ("NNP", "NNPS") or not text[:1].isupper() or text.lower() in _DOCUMENT_WORDS:
+    if not _written_as_name(token) or not text[:1].isupper() or text.lower() in _DOCUMENT_WORDS:
         return False
     return name_is_clean(text) and len(text) >= 2 and text.lower() not in _ENTRY_VERBS and not _shouting(token.sent)
 
 
 def _concept_name(token: Token) -> str:
     """A noun with its qualifiers, hyphenated words kept whole ("chunk-based storage backend"), lower-cased,
-    the noun itself lemmatised ("graph databases" → "graph database")."""
-    words = [*modifiers_of(token), token]
+    the noun itself lemmatised ("graph databases" → "graph database"); passing adjectives are left out ("the
+    new Lisbon office" is the Lisbon office)."""
+    words = [*(w for w in modifiers_of(token) if not (w.pos_ == "ADJ" and w.lower_ in _PASSING)), token]
     text = ""
     for word, following in zip(words, [*words[1:], None], strict=True):
         text += word.lemma_.lower() if word is token else word.lower_

@@ -19,8 +19,8 @@ from functools import partial
 
 from graphmem.config import Settings
 from graphmem.ingest.chunks import Chunk, chunk_spans
-from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract
-from graphmem.ingest.names import USER, ExtractedEntity
+from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract, resolve_pronouns
+from graphmem.ingest.names import USER, ExtractedEntity, names_in_text
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, WITH_TRIPLES, FactKind, Span, split_facts
 from graphmem.nlp.embedder import Embedder, get_embedder
@@ -125,6 +125,7 @@ class Pipeline:
         spans = [split_facts(content) for content in contents]
         split_s = time.perf_counter() - started
         flat = [(doc, span) for doc, doc_spans in enumerate(spans) for span in doc_spans]
+        known = [names_in_text(span.plain for span in doc_spans if span.kind in WITH_TRIPLES) for doc_spans in spans]
         extractions: list[SentenceExtraction] = []
         embeddings: list[Future[tuple[list[list[float]], float]]] = []
         extract_s = 0.0
@@ -140,7 +141,7 @@ class Pipeline:
             embedded = self._embed_pool.submit(self._timed_embed, [span.embedding_text for _, span in batch])
             embeddings.append(embedded)
             t0 = time.perf_counter()
-            extractions.extend(self._extract(batch))
+            extractions.extend(self._extract(batch, known))
             extract_s += time.perf_counter() - t0
             if progress is not None:  # reported from whichever thread finishes the batch last
                 embedded.add_done_callback(partial(_report, progress, len(batch)))
@@ -154,6 +155,11 @@ class Pipeline:
         documents = [PreparedDocument(content, [], speaker=doc_spans[0].speaker
                                       if doc_spans and doc_spans[0].header_end is not None else None)
                      for content, doc_spans in zip(contents, spans, strict=True)]
+        per_document: list[list[SentenceExtraction]] = [[] for _ in contents]
+        for (doc, _), found in zip(flat, extractions, strict=True):
+            per_document[doc].append(found)
+        for sentences in per_document:
+            resolve_pronouns(sentences)
         for (doc, span), found, vector in zip(flat, extractions, vectors, strict=True):
             documents[doc].facts.append(PreparedFact(span.text, span.start, span.end, span.kind, span.section,
                                                      vector, found.attributes, found.mentions, found.triples))
@@ -194,20 +200,21 @@ class Pipeline:
         t0 = time.perf_counter()
         return self.embedder.embed(texts), time.perf_counter() - t0
 
-    def _extract(self, batch: list[tuple[int, Span]]) -> list[SentenceExtraction]:
+    def _extract(self, batch: list[tuple[int, Span]], known: list[frozenset[str]]) -> list[SentenceExtraction]:
         """Entities (and, from prose and list items, triples) of the spans that are read at all; code, tables,
         HTML and front matter give nothing. spaCy reads the masked text, white space folded; its offsets are
-        mapped back to the content."""
+        mapped back to the content. ``known`` holds, per document, the words it writes as names."""
         readable = [span.folded() for _, span in batch if span.kind in EXTRACTED]
         parsed = iter(zip(parse([text for text, _ in readable], self.settings.entity_patterns_file,
                                 self.settings.model_wait_s),
                           (positions for _, positions in readable), strict=True))
         found: list[SentenceExtraction] = []
-        for _, span in batch:
+        for document, span in batch:
             if span.kind not in EXTRACTED:
                 found.append(SentenceExtraction())
                 continue
             doc, positions = next(parsed)
+            doc._.names_in_text = known[document]
             extraction = extract(doc, positions)
             if span.kind not in WITH_TRIPLES:
                 extraction.triples = []

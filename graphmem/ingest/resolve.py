@@ -3,7 +3,8 @@
 An entity is keyed by (namespace, normalised name). Normalisation folds Unicode compatibility forms,
 case, white space, punctuation, possessives and leading articles, so "The Acme Corp.", "acme corp" and
 "Acme Corp's" are one entity. First-person mentions map to the namespace's one user entity. The type is
-the label seen most often for the key (counts are kept on the node); ties keep the older type.
+the label seen most often for the key (counts are kept on the node), a definite one before "Name" or
+"Concept"; ties keep the older type.
 
 Embedding similarity never merges: a near-duplicate gets a ``SIMILAR_TO`` link for review (write stage).
 """
@@ -15,7 +16,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-from graphmem.ingest.names import USER, ExtractedEntity
+from graphmem.ingest.names import CONCEPT, NAME, USER, ExtractedEntity
 
 UNTYPED = "Thing"  # the type of an entity no extraction has typed and no agent has typed either
 USER_KEY = "@user"  # cannot collide: normalised names contain no '@'
@@ -50,7 +51,9 @@ def vote(labels: list[str], counts: list[int], seen: Iterable[str], current: str
     if not tally:  # only an agent has named it: its stated type is the type
         return [], [], current or UNTYPED
     ordered = sorted(tally)
-    best = max(tally.values())
-    winners = [label for label in ordered if tally[label] == best]
+    # a definite type beats "Name" and "Concept" however often those were seen: they say "type unknown"
+    definite = [label for label in ordered if label not in (NAME, CONCEPT)] or ordered
+    best = max(tally[label] for label in definite)
+    winners = [label for label in definite if tally[label] == best]
     winner = current if current in winners else winners[0]
     return ordered, [tally[label] for label in ordered], winner

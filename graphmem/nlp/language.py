@@ -24,17 +24,38 @@ from graphmem.nlp.loading import loaded
 TECHNOLOGY = "TECHNOLOGY"
 PRODUCT = "PRODUCT"
 
+# Languages, databases, frameworks and tools one runs oneself: Technology. Hosted services and apps one
+# subscribes to: Product (the convention of the gold types in benchmarks/data/extraction).
 _TECH_NAMES = [
     "PostgreSQL", "Postgres", "MySQL", "SQLite", "MariaDB", "Neo4j", "ArcadeDB", "Redis", "MongoDB",
-    "Cassandra", "Elasticsearch", "OpenSearch", "Kafka", "RabbitMQ", "Kubernetes", "Docker", "Terraform",
-    "Ansible", "Python", "JavaScript", "TypeScript", "Rust", "Kotlin", "Java", "Golang", "C++", "Haskell",
+    "Cassandra", "Elasticsearch", "OpenSearch", "Kafka", "Apache Kafka", "RabbitMQ", "Kubernetes", "Docker",
+    "Terraform", "Ansible", "Python", "JavaScript", "TypeScript", "Rust", "Kotlin", "Java", "Golang", "C++",
+    "Haskell", "Scala", "Ruby", "PHP", "Swift", "Elixir", "Erlang", "Clojure", "Julia", "Dart", "Lua",
     "React", "Vue", "Angular", "Svelte", "Django", "Flask", "FastAPI", "Spring Boot", "Node.js", "Deno",
-    "GraphQL", "gRPC", "Linux", "Ubuntu", "Debian", "macOS", "Windows", "Android", "iOS", "AWS", "Azure",
-    "GCP", "Google Cloud", "PyTorch", "TensorFlow", "spaCy", "pandas", "NumPy", "Jupyter", "Git", "GitHub",
-    "GitLab", "Jira", "Confluence", "Slack", "Notion", "Figma", "VS Code", "Visual Studio Code", "Vim",
-    "Emacs", "IntelliJ", "Excel", "Postman", "Grafana", "Prometheus", "Airflow", "Snowflake", "BigQuery",
+    "Ruby on Rails", "Rails", "Flutter", "React Native", "Next.js", "GraphQL", "gRPC", "Linux", "Ubuntu",
+    "Debian", "macOS", "Windows", "Android", "iOS", "PyTorch", "TensorFlow", "spaCy", "pandas", "NumPy",
+    "Jupyter", "Git", "VS Code", "Visual Studio Code", "Vim", "Emacs", "IntelliJ", "Grafana", "Prometheus",
+    "Airflow", "Apache Airflow", "Spark", "Apache Spark", "Hadoop", "Flink", "Trino", "Presto", "dbt",
+    "DuckDB", "ClickHouse", "TimescaleDB", "CockroachDB", "ScyllaDB", "Memcached", "NATS",
+    "Pulsar", "Celery", "Nginx", "HAProxy", "Envoy", "Istio", "Kong", "Traefik", "Helm", "Argo CD",
+    "Jenkins", "Bazel", "Gradle", "Maven", "Webpack", "Vite", "Keycloak", "Vault", "HashiCorp Vault",
+    "Consul", "Nomad", "Packer", "OpenTelemetry", "Jaeger", "Loki", "Kibana", "Logstash", "Fluentd",
+    "Superset", "Apache Superset", "Metabase", "MLflow", "Kubeflow", "Ray", "Typesense", "Meilisearch", "Solr",
+    "Markdown", "Hugo", "Jekyll", "Sphinx", "MkDocs", "Delta Lake", "Iceberg", "Parquet", "Protobuf",
+    "WebAssembly", "Terraform Cloud", "Playwright", "Selenium", "Cypress", "pytest", "Oracle Database",
 ]
-_PRODUCT_NAMES = ["MacBook Pro", "MacBook Air", "Kindle", "PlayStation 5", "Xbox", "Pixel", "ThinkPad"]
+_PRODUCT_NAMES = [
+    "MacBook Pro", "MacBook Air", "Kindle", "PlayStation 5", "Xbox", "Pixel", "ThinkPad",
+    "GitHub", "GitLab", "Bitbucket", "Jira", "Confluence", "Slack", "Notion", "Figma", "Excel",
+    "Microsoft Excel", "Postman", "AWS", "Amazon Web Services", "Azure", "GCP", "Google Cloud", "Amazon S3",
+    "Google Cloud Storage", "BigQuery", "Snowflake", "Redshift", "PagerDuty", "Opsgenie", "Datadog", "Sentry",
+    "New Relic", "Stripe", "PayPal", "Twilio", "SendGrid", "Mailchimp", "Postmark", "HubSpot", "Salesforce",
+    "Zendesk", "Intercom", "Trello", "Asana", "Linear", "Airtable", "Dropbox", "Google Drive", "Google Docs",
+    "Google Sheets", "Zoom", "Microsoft Teams", "Teams", "Okta", "Auth0", "Netlify", "Vercel", "Heroku",
+    "Cloudflare", "Fastly", "Looker", "Tableau", "Power BI", "Fivetran", "Segment", "Amplitude", "Mixpanel",
+    "Xero", "QuickBooks", "Shopify", "Contentful", "Algolia", "Buildkite", "CircleCI", "Travis CI",
+    "GitHub Actions", "Supabase", "Firebase", "Miro", "Loom", "Calendly", "DocuSign", "1Password",
+]
 
 
 def _phrase(name: str) -> list[dict[str, Any]]:
