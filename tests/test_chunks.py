@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from graphmem.ingest.chunks import CHUNK_CHARS, chunk_spans
-from graphmem.ingest.split import split_facts
+from graphmem.ingest.split import split_facts, split_memory
 from graphmem.model import (
     CURRENT,
     NO_FILTERS,
@@ -195,3 +195,13 @@ def test_stored_neighbours_bring_in_the_answer_to_a_question(runtime: Runtime, s
                                                             namespaces=[notes]))
     assert hits and all(Signal.memory_context not in {s.signal for s in h.signals or []} for h in hits)
 
+
+
+def test_code_is_no_fact_but_its_chunk_finds_it() -> None:
+    content = "Install it with pip.\n\n```\npip install tollgate\n```"
+    chunks = chunk_spans(content, split_memory(content))
+    assert [s.text for s in split_facts(content)] == ["Install it with pip."]
+    (chunk,) = chunks
+    assert "pip install tollgate" in chunk.text and chunk.facts == 1 and not chunk.is_one_fact
+    (code,) = chunk_spans("```\nx = 1\n```", split_memory("```\nx = 1\n```"))
+    assert code.facts == 0 and not code.is_one_fact  # embedded on its own: no fact's vector to share

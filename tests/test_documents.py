@@ -50,7 +50,7 @@ class _Batch(BaseModel):
 
 def test_add_stores_document_and_sentence_facts(service: MemoryService, ctx: CallerContext, ns: str,
                                                 graph: neo4j.Driver) -> None:
-    content = "Alice moved to Lisbon. She works on graphs!  Does Bob know?\nYes."
+    content = "Alice moved to Lisbon. She works on graphs!  Does Bob know?\nYes, he does."
     doc = add(service, ctx, ns, content, title="Alice", source="notes/alice.md",
               metadata={"topic": "people", "stars": 3, "score": 0.5, "ok": True})
     assert doc.version == 1 and doc.is_latest and not doc.is_forgotten
@@ -61,7 +61,7 @@ def test_add_stores_document_and_sentence_facts(service: MemoryService, ctx: Cal
                         "RETURN f.text AS text, f.start AS s, f.end AS e, f.namespace AS ns, "
                         "f.is_latest AS latest, f.extractor AS ex ORDER BY f.position", id=doc.id)
     assert [r["text"] for r in rows] == ["Alice moved to Lisbon.", "She works on graphs!",
-                                         "Does Bob know?", "Yes."]
+                                         "Does Bob know?", "Yes, he does."]
     for row in rows:
         assert content[row["s"]:row["e"]] == row["text"]
         assert row["ns"] == ns and row["latest"] is True and row["ex"]
@@ -140,7 +140,7 @@ def test_request_ids_are_per_namespace(service: MemoryService) -> None:
 def test_concurrent_adds_with_one_request_id_make_one_document(service: MemoryService, ctx: CallerContext,
                                                                ns: str, graph: neo4j.Driver) -> None:
     def add_once(_: int) -> str:
-        return add(service, ctx, ns, "Exactly once. Even under a race.", request_id="req-race-01").id
+        return add(service, ctx, ns, "It happens exactly once. Even under a race.", request_id="req-race-01").id
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         ids = set(pool.map(add_once, range(6)))

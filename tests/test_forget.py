@@ -44,9 +44,9 @@ def forget(service: MemoryService, ctx: CallerContext, doc_id: str, mode: str,
 
 
 def _chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document]:
-    v1 = add(service, ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
-             source="people/alice-smith.md", request_id="chain-add-1")
-    v2 = update(service, ctx, v1.id, "Secret three.")
+    v1 = add(service, ctx, ns, "The first secret is here. The second secret is here.", title="Private",
+             metadata={"who": "me"}, source="people/alice-smith.md", request_id="chain-add-1")
+    v2 = update(service, ctx, v1.id, "The third secret is here.")
     return v1, v2
 
 
@@ -136,8 +136,8 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
     retried = forget(service, ctx, v1.id, "hard", request_id="hard-del-01")
     assert retried == result
     with pytest.raises(Conflict):  # a late retry of the add must not bring the memory back
-        add(service, ctx, ns, "Secret one. Secret two.", title="Private", metadata={"who": "me"},
-            source="people/alice-smith.md", request_id="chain-add-1")
+        add(service, ctx, ns, "The first secret is here. The second secret is here.", title="Private",
+            metadata={"who": "me"}, source="people/alice-smith.md", request_id="chain-add-1")
     with pytest.raises(Forbidden):  # a reader cannot replay the delete to learn its result
         forget(service, CallerContext(read=frozenset({ns})), v1.id, "hard", request_id="hard-del-01")
     assert service.get_document(ctx, keep.id).content == "Unrelated memory stays."
@@ -154,7 +154,7 @@ def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext,
 def test_concurrent_hard_forgets_with_one_request_id_agree(service: MemoryService, ctx: CallerContext,
                                                            ns: str) -> None:
     for round_ in range(3):
-        doc = add(service, ctx, ns, f"Round {round_}. Delete me once.")
+        doc = add(service, ctx, ns, f"This is round {round_}. Delete me only once.")
         barrier = threading.Barrier(4)
 
         def forget_once(_: int, doc_id: str = doc.id, rid: str = f"race-del-{round_}",

@@ -115,7 +115,7 @@ def record_parts(monkeypatch: pytest.MonkeyPatch, fail_at: int | None = None) ->
 
 def test_a_batch_of_large_files_is_ingested(runtime: Runtime, ns: str, tmp_path: Path, graph: neo4j.Driver) -> None:
     for number in range(4):
-        (tmp_path / f"log{number}.txt").write_text(f"File {number}. " + SHORT * 1200)  # 4 x 1,201 facts: 18 MB
+        (tmp_path / f"log{number}.txt").write_text(f"This is file {number}. " + SHORT * 1200)  # 4 x 1,201 facts: 18 MB
     (tmp_path / "small.md").write_text("# Small\n\nBob joined Acme.\n")
     environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     result = subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", str(tmp_path), "-n", ns, "--no-progress",

@@ -30,7 +30,7 @@ def test_facts_read_their_turn_header() -> None:
     for span in spans[1:]:
         assert span.turn_header == "Kofi (8:15 pm on 2 March 2025):"
         assert span.embedding_text == f"{span.turn_header} {span.plain}"
-    assert split_facts("No header here. Just notes.")[1].embedding_text == "Just notes."
+    assert split_facts("No header here. Just a few notes.")[1].embedding_text == "Just a few notes."
 
 
 def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
-"""Splitting memories as people write them: Markdown blocks, hard-wrapped lines, list items, fields, code and
-tables kept but not extracted, headings as sections; spans always exact, masked text always the same length."""
+"""Splitting memories as people write them: Markdown blocks, hard-wrapped lines, list items, fields and tables as
+facts; code, HTML, front matter, docs-tool directives, includes and templates as markup that is no fact; short
+statements joined; headings as sections; spans always exact, masked text always the same length."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphmem.ingest.split import BLOCK_CHARS, FactKind, Span, mask_inline, split_facts
+from graphmem.ingest.split import BLOCK_CHARS, FACTS, FactKind, Span, mask_inline, split_facts, split_memory
 
 DOCUMENT = """---
 title: Atlas
@@ -60,36 +61,95 @@ def check_exact(content: str, spans: list[Span]) -> None:
         assert span.text.strip() == span.text and span.text
 
 
-def test_markdown_blocks_become_facts_of_their_kind() -> None:
-    spans = split_facts(DOCUMENT)
+def test_statements_are_facts_and_markup_is_not() -> None:
+    spans = split_memory(DOCUMENT)
     check_exact(DOCUMENT, spans)
     kinds = by_kind(spans)
     assert kinds[FactKind.sentence] == [
         "spaCy is commercial open-source software, released under the MIT license.",
         "See the guide for more, e.g. the install page.",
-        "Dr. Smith wrote the parser.", "It works.", "Last words without a stop"]
-    assert kinds[FactKind.field] == ["Name: atlas", "Version: 0.1.0", "License: MIT"]
-    assert kinds[FactKind.item] == ["Run first.", "Then configure it across two lines."]
+        "Dr. Smith wrote the parser. It works.", "Last words without a stop"]  # "It works." is short: joined
+    assert kinds[FactKind.field] == ["Name: atlas Version: 0.1.0 License: MIT"]
+    assert kinds[FactKind.item] == ["Run first. Then configure it across two lines."]
     assert [text.split()[0] for text in kinds[FactKind.meta]] == ["---"]
     assert len(kinds[FactKind.table]) == 1 and "depth" in kinds[FactKind.table][0]
     assert kinds[FactKind.code] == ['```python print("never a fact to extract from") ```']
     assert kinds[FactKind.html] == ['<div align="center">logo</div>']
+    assert split_facts(DOCUMENT) == [span for span in spans if span.kind in FACTS]
+    assert {span.kind for span in split_facts(DOCUMENT)} == {FactKind.sentence, FactKind.field, FactKind.item,
+                                                             FactKind.table}
+
+
+DOCS_PAGE = """# First steps
+
+/// tip
+
+Tollgate reads the policy file at start-up.
+
+///
+
+{* ../../docs_src/first_steps/tutorial001.py hl[3] *}
+
+{% for sponsor in sponsors %}
+Thanks to our sponsors.
+{% endfor %}
+
+.. note::
+
+.. |pypi| image:: https://img.shields.io/pypi/v/tollgate.svg
+   :target: https://pypi.org/project/tollgate/
+
+|pypi| |black|
+
+- `--net` is only required when you want to unshare network namespaces.
+
+Use it like this::
+
+   gate = Tollgate()
+   gate.run()
+
+On Windows:
+
+```
+set TOLLGATE=1
+```
+"""
+
+
+def test_directives_includes_and_templates_are_markup_not_facts() -> None:
+    spans = split_memory(DOCS_PAGE)
+    check_exact(DOCS_PAGE, spans)
+    facts = [span.text for span in spans if span.kind in FACTS]
+    assert facts == ["Tollgate reads the policy file at start-up.", "Thanks to our sponsors.",
+                     "`--net` is only required when you want to unshare network namespaces.", "Use it like this::"]
+    markup = " ".join(span.text for span in spans if span.kind not in FACTS)
+    for kept in ("{* ../../docs_src", "{% for sponsor", ".. |pypi| image::", ":target:", "|pypi| |black|",
+                 "gate = Tollgate()", "On Windows:", "set TOLLGATE=1"):
+        assert kept in markup  # in the memory's chunks, searchable, but no fact
+    assert {span.kind for span in spans if span.text == "On Windows:"} == {FactKind.caption}
+
+
+def test_short_statements_join_their_neighbour_and_a_lone_one_stays() -> None:
+    assert [s.text for s in split_facts("Kafka moved.\n\nor\n\nThe queue drains at night.")] == [
+        "Kafka moved.\n\nor", "The queue drains at night."]
+    assert [s.text for s in split_facts("- Redis\n- Kafka\n- Postgres")] == ["Redis\n- Kafka\n- Postgres"]
+    assert [(s.text, s.kind) for s in split_facts("Thanks!")] == [("Thanks!", FactKind.sentence)]
 
 
 def test_headings_are_sections_not_facts() -> None:
     spans = split_facts(DOCUMENT)
     sections = {span.plain: span.section for span in spans}
-    assert sections["It works."] == "Project Atlas > Install"
+    assert sections["Dr. Smith wrote the parser. It works."] == "Project Atlas > Install"
     assert sections["spaCy is commercial open-source software, released under the MIT license."] == "Project Atlas"
     assert sections["Last words without a stop"] == "Project Atlas > Setext heading"
     assert not any(span.plain in ("Project Atlas", "Install", "Setext heading") for span in spans)
 
 
 def test_hard_wrapped_lines_are_one_sentence_with_an_exact_span() -> None:
-    content = "Alice joined\nGoogle in 2019\r\nand moved to Zurich. Bob stayed."
+    content = "Alice joined\nGoogle in 2019\r\nand moved to Zurich. Bob stayed at home."
     spans = split_facts(content)
     check_exact(content, spans)
-    assert [s.plain for s in spans] == ["Alice joined Google in 2019 and moved to Zurich.", "Bob stayed."]
+    assert [s.plain for s in spans] == ["Alice joined Google in 2019 and moved to Zurich.", "Bob stayed at home."]
     assert spans[0].text == "Alice joined\nGoogle in 2019\r\nand moved to Zurich."
 
 
@@ -116,7 +176,7 @@ def test_a_single_key_value_line_is_prose_and_a_block_of_them_are_fields() -> No
 
 def test_long_blocks_are_cut_at_line_breaks() -> None:
     code = "```\n" + "\n".join(f"line_{i} = {i}  # some code here" for i in range(200)) + "\n```"
-    spans = split_facts(code)
+    spans = split_memory(code)
     check_exact(code, spans)
     assert len(spans) > 1 and all(len(s.text) <= BLOCK_CHARS for s in spans)
     assert {s.kind for s in spans} == {FactKind.code}

@@ -52,11 +52,11 @@ def test_add_failing_after_document_created_leaves_nothing(service: MemoryServic
     before = counts(graph, ns)
     ran = fail_at(monkeypatch, "facts_create")
     with pytest.raises(InjectedFault):
-        add(service, ctx, ns, "Half written? Never.", request_id="req-fault-1")
+        add(service, ctx, ns, "Is it half written? Never, not once.", request_id="req-fault-1")
     assert "documents_create" in ran  # the fault really came after a write
     assert counts(graph, ns) == before
     monkeypatch.undo()
-    doc = add(service, ctx, ns, "Half written? Never.", request_id="req-fault-1")
+    doc = add(service, ctx, ns, "Is it half written? Never, not once.", request_id="req-fault-1")
     assert doc.fact_count == 2  # the retry is a fresh write, not a collision with a ghost
 
 

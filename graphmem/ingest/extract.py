@@ -54,6 +54,7 @@ from graphmem.ingest.names import (
     modifiers_of,
     name_tokens,
     named_entity,
+    noun_lemma,
 )
 
 _SUBJECTS = {"nsubj", "csubj"}
@@ -308,7 +309,7 @@ def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
     where = _where(verb)
     if where and verb.lemma_ == "be":  # "where Marlow is the largest town" → (Marlow, be largest town in, ...)
         for noun in objects:
-            phrase = " ".join([t.lower_ for t in modifiers_of(noun)] + [noun.lemma_.lower()])
+            phrase = _noun_phrase(noun)
             pairs += [(f"be {phrase} in", ref) for ref in _arguments([verb.head]) if _is_named(ref)]
         return pairs
     pairs += _related(_predicate(verb), objects)
@@ -378,7 +379,7 @@ def _placed(noun: Token) -> list[tuple[str, ExtractedEntity]]:
 
 
 def _noun_phrase(noun: Token) -> str:
-    return " ".join([t.lower_ for t in modifiers_of(noun)] + [noun.lemma_.lower()])
+    return " ".join([t.lower_ for t in modifiers_of(noun)] + [noun_lemma(noun)])
 
 
 def _possessive_be(verb: Token) -> list[Triple]:
@@ -391,7 +392,7 @@ def _possessive_be(verb: Token) -> list[Triple]:
         if not owner:
             continue
         relation = " ".join([t.lower_ for t in subject.lefts if t.dep_ in ("amod", "compound")]
-                            + [subject.lemma_.lower()])
+                            + [noun_lemma(subject)])
         for ref in _arguments(c for c in verb.children if c.dep_ in ("attr", "acomp")):
             triples.append(Triple(ExtractedEntity(owner[0].text, USER), relation, ref, _negated(verb)))
     return triples

@@ -145,10 +145,13 @@ def named_entity(ent: Span) -> tuple[ExtractedEntity, int, int] | None:
     tokens = [t for t in ent if not t.is_space]
     while tokens and tokens[0].lower_ in _ARTICLES:
         tokens = tokens[1:]
+    while tokens and tokens[-1].tag_ == "POS":  # "Project Osprey's": the name is Project Osprey
+        tokens = tokens[:-1]
     if kind is None or not tokens:
         return None
     name = " ".join(t.text for t in tokens)
-    if not name_is_clean(name) or name.lower() in _DOCUMENT_WORDS | _TITLES or tokens[-1].lower_ in _FUNCTION_WORDS:
+    if not name_is_clean(name) or name.lower() in _DOCUMENT_WORDS | _TITLES or tokens[-1].lower_ in _FUNCTION_WORDS \
+            or any(t.text == "," for t in tokens):  # "Dina Okoro, Marlow's mayor": two names NER ran together
         return None
     if tokens[0].lower_ in _ENTRY_VERBS or _shouting(ent.sent):
         return None
@@ -189,7 +192,7 @@ def argument_of(token: Token) -> ExtractedEntity | None:
         words = [t.text for t in name_tokens(token)]
         name = " ".join(words)
         return ExtractedEntity(name, words_type(words) or NAME) if name_is_clean(name) else None
-    if token.pos_ in ("NOUN", "PROPN") and token.lemma_.lower() not in _VAGUE:
+    if token.pos_ in ("NOUN", "PROPN") and noun_lemma(token) not in _VAGUE:
         if any(c.dep_ == "prep" and c.lower_ == "of" for c in token.children):
             return None  # "the little sibling of FastAPI": the concept means nothing without its complement
         name = _concept_name(token)
@@ -239,6 +242,17 @@ def _proper_name(token: Token) -> bool:
     return name_is_clean(text) and len(text) >= 2 and text.lower() not in _ENTRY_VERBS and not _shouting(token.sent)
 
 
+# Lemmas the model gets wrong for the words people use ("data" is not "datum" in "shipment data").
+_LEMMAS = {"datum": "data", "analytic": "analytics", "mathematic": "mathematics", "physic": "physics",
+           "economic": "economics", "logistic": "logistics", "medium": "media"}
+
+
+def noun_lemma(token: Token) -> str:
+    """A noun's lemma, lower-cased, with the model's known slips mended."""
+    lemma = token.lemma_.lower()
+    return _LEMMAS.get(lemma, lemma)
+
+
 def _concept_name(token: Token) -> str:
     """A noun with its qualifiers, hyphenated words kept whole ("chunk-based storage backend"), lower-cased,
     the noun itself lemmatised ("graph databases" → "graph database"); passing adjectives are left out ("the
@@ -246,7 +260,7 @@ def _concept_name(token: Token) -> str:
     words = [*(w for w in modifiers_of(token) if not (w.pos_ == "ADJ" and w.lower_ in _PASSING)), token]
     text = ""
     for word, following in zip(words, [*words[1:], None], strict=True):
-        text += word.lemma_.lower() if word is token else word.lower_
+        text += noun_lemma(word) if word is token else word.lower_
         joined = following is not None and following.i == word.i + 1 and not word.whitespace_
         text += "" if joined else " "
     return " ".join(_NOT_A_NAME_CHAR.sub(" ", text).strip(" -").split())

@@ -22,7 +22,7 @@ from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract, resolve_pronouns
 from graphmem.ingest.names import USER, ExtractedEntity, names_in_text
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
-from graphmem.ingest.split import EXTRACTED, WITH_TRIPLES, FactKind, Span, split_facts
+from graphmem.ingest.split import EXTRACTED, FACTS, WITH_TRIPLES, FactKind, Span, split_memory
 from graphmem.nlp.embedder import Embedder, get_embedder
 from graphmem.nlp.language import get_language, parse
 
@@ -122,7 +122,8 @@ class Pipeline:
         """The facts of each content, parsed and embedded; ``progress`` hears how many facts each NLP batch
         finished (when both its parse and its embeddings are done)."""
         started = time.perf_counter()
-        spans = [split_facts(content) for content in contents]
+        every = [split_memory(content) for content in contents]
+        spans = [[span for span in doc_spans if span.kind in FACTS] for doc_spans in every]
         split_s = time.perf_counter() - started
         flat = [(doc, span) for doc, doc_spans in enumerate(spans) for span in doc_spans]
         known = [names_in_text(span.plain for span in doc_spans if span.kind in WITH_TRIPLES) for doc_spans in spans]
@@ -132,10 +133,10 @@ class Pipeline:
         # chunks need only the split, so the embedding thread starts on them while spaCy parses: a chunk
         # is several facts long, and embedding them after the parse left one core idle (measured: chunks
         # took as long to embed as all the facts of a sixty-word memory)
-        chunked = [(doc, chunk) for doc, (content, doc_spans) in enumerate(zip(contents, spans, strict=True))
+        chunked = [(doc, chunk) for doc, (content, doc_spans) in enumerate(zip(contents, every, strict=True))
                    for chunk in chunk_spans(content, doc_spans)]
         chunk_vectors = self._embed_pool.submit(
-            self._timed_embed, [chunk.embedding_text for _, chunk in chunked if chunk.facts > 1])
+            self._timed_embed, [chunk.embedding_text for _, chunk in chunked if not chunk.is_one_fact])
         for batch in _batches(flat, self.settings.ingest_batch_sentences):
             # the embedding thread works on this batch while spaCy parses it here
             embedded = self._embed_pool.submit(self._timed_embed, [span.embedding_text for _, span in batch])
@@ -235,10 +236,10 @@ class Pipeline:
         vectors = iter(longer)
         for doc, chunk in chunked:
             document = documents[doc]
-            if chunk.facts > 1:
-                vector = next(vectors)
-            else:
+            if chunk.is_one_fact:
                 vector = next(f.embedding for f in document.facts if f.start == chunk.start)
+            else:
+                vector = next(vectors)
             document.chunks.append(PreparedChunk(chunk.start, chunk.end, chunk.text, vector))
 
     def _embed_entities(self, documents: list[PreparedDocument]) -> None:

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from graphmem.ingest.chunks import Chunk, chunk_spans
-from graphmem.ingest.split import embedding_identity, split_facts
+from graphmem.ingest.split import embedding_identity, split_memory
 from graphmem.nlp.embedder import Embedder
 from graphmem.store.driver import GraphStore, Tx
 from graphmem.store.schema import record_embedder
@@ -56,7 +56,7 @@ def _reembed_facts(store: GraphStore, embedder: Embedder, namespace: str,
             return done
         texts, chunks = {}, {}
         for document in documents:
-            spans = split_facts(str(document["content"]))
+            spans = split_memory(str(document["content"]))
             for span in spans:
                 texts[(document["id"], span.start, span.end)] = span.embedding_text
             chunks[document["id"]] = chunk_spans(str(document["content"]), spans)
@@ -88,10 +88,10 @@ def _chunk_rows(embedder: Embedder, chunks: dict[str, list[Chunk]],
     ingestion does); ``chunks_rebuild`` copies each memory's namespace, path, flags and times onto them."""
     flat = [(doc_id, position, chunk) for doc_id, doc_chunks in chunks.items()
             for position, chunk in enumerate(doc_chunks)]
-    longer = iter(embedder.embed([c.embedding_text for _, _, c in flat if c.facts > 1]) if flat else [])
+    longer = iter(embedder.embed([c.embedding_text for _, _, c in flat if not c.is_one_fact]) if flat else [])
     rows: list[dict[str, object]] = []
     for doc_id, position, chunk in flat:
-        vector = next(longer) if chunk.facts > 1 else fact_vectors.get((doc_id, chunk.start))
+        vector = fact_vectors.get((doc_id, chunk.start)) if chunk.is_one_fact else next(longer)
         rows.append({"id": str(uuid.uuid4()), "document_id": doc_id, "position": position, "text": chunk.text,
                      "start": chunk.start, "end": chunk.end, "embedding": vector})
     return rows

@@ -41,15 +41,20 @@ class FactKind(StrEnum):
     sentence = "sentence"
     item = "item"
     field = "field"
-    code = "code"
     table = "table"
+    # markup: in the memory's text and its chunks, never a fact
+    code = "code"
     html = "html"
     meta = "meta"
+    directive = "directive"
+    caption = "caption"  # a short statement with no statement beside it to join ("On Windows:")
 
 
+FACTS = frozenset({FactKind.sentence, FactKind.item, FactKind.field, FactKind.table})  # what becomes a Fact
 EXTRACTED = frozenset({FactKind.sentence, FactKind.item, FactKind.field})  # entities are read from these
 WITH_TRIPLES = frozenset({FactKind.sentence, FactKind.item})  # and triples from these
 BLOCK_CHARS = 1500  # a code block, table, HTML block or front matter is cut into pieces of at most this
+SHORT_WORDS = 3  # a statement of fewer words joins its neighbour: "or", "cluster", "It works."
 
 
 # What the stored vectors read, as part of the embedding identity the database records: facts read their turn
@@ -138,15 +143,28 @@ _EMPHASIS = re.compile(r"(\*\*|__|~~|\*|_)(?=\S)(.+?)(?<=\S)\1", re.S)
 _FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _CONTAINER = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])?[ \t]*")
 _HARD_BREAK = re.compile(r"\\(?=\n)| {2,}(?=\n)")
+_WORD = re.compile(r"\w+")
+_ENDS = (".", "!", "?", ":", ";", "\u2026")
+# A line of docs-tool syntax, an include or a template inside a paragraph: "/// tip", "//// tab | Test",
+# "!!! note", ":::", "{* ../../docs_src/app.py hl[3] *}", "{!> ../x.md !}", "--8<-- x", "{% for %}", "{{ x }}";
+# reStructuredText's explicit markup (".. note::", ".. |pypi| image:: ...", ".. _target: url") with its indented
+# options ("   :alt: ..."), substitution rows ("|pypi| |black|") and MyST targets ("(install)=").
+_LITERAL_NEXT = re.compile(r"::[ \t]*\Z|^[ \t]*\.\.[ \t]+[\w-]+::.*\Z", re.M)
+_MARKUP_LINE = re.compile(r"[ \t]*(?:/{3,}(?:[ \t]|$)|!!!\s|\?\?\?\+?\s|:{3,}|\{\*.*\*\}[ \t]*$|\{!.*!\}[ \t]*$"
+                          r"|-{2}8<-{2}|\{%.*%\}[ \t]*$|\{\{.*\}\}[ \t]*$|\.\.[ \t]+\S|\.\.$"
+                          r"|\([\w .-]+\)=[ \t]*$|(?:\|[^|\n]+\|[ \t]*)+$)"
+                          r"|[ \t]+:[\w-]+:(?:[ \t]|$)")
 
 
 def _blank(match: re.Match[str]) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
-def mask_inline(text: str) -> str:
-    """``text`` with inline markup replaced by spaces (same length, line breaks kept)."""
-    text = _CODE.sub(_blank, text)
+def mask_inline(text: str, keep_code: bool = False) -> str:
+    """``text`` with inline markup replaced by spaces (same length, line breaks kept); with ``keep_code``,
+    inline code stays (where a statement starts and ends: "`--net` is only required ..." starts at its code)."""
+    if not keep_code:
+        text = _CODE.sub(_blank, text)
     text = _IMAGE.sub(_blank, text)
     text = _AUTOLINK.sub(_blank, text)
     text = _LINK.sub(lambda m: " " + m.group(2) + re.sub(r"[^\n]", " ", m.group(3)), text)
@@ -179,7 +197,23 @@ class _Lines:
 
 
 def split_facts(content: str) -> list[Span]:
-    """The facts of ``content`` in order (``position`` is the index), none empty."""
+    """The facts of ``content`` in order (``position`` is the index), none empty: its statements."""
+    return [span for span in split_memory(content) if span.kind in FACTS]
+
+
+def split_memory(content: str) -> list[Span]:
+    """Every span of ``content`` in order: its statements (the facts) and its markup (code, HTML, front matter,
+    docs-tool directives, includes and template lines), which chunks keep searchable but which state nothing.
+    A statement of fewer than ``SHORT_WORDS`` words is joined to the statement before it in its section (else
+    the one after); with none beside it, it is a caption (markup), unless it is all the memory says."""
+    spans = _joined_short(content, _spans(content))
+    if sum(span.kind in FACTS for span in spans) > 1:
+        spans = [replace(span, kind=FactKind.caption) if span.kind in FACTS and span.kind != FactKind.table
+                 and _words(span) < SHORT_WORDS else span for span in spans]
+    return spans
+
+
+def _spans(content: str) -> list[Span]:
     lines = _Lines(content)
     spans: list[Span] = []
     parsed = content
@@ -191,6 +225,7 @@ def split_facts(content: str) -> list[Span]:
     tokens = _markdown().parse(parsed)
     headings: list[tuple[int, str]] = []
     in_item = 0
+    literal = False  # the paragraph before ends with "::" or is a ".. code-block::": indented text next is code
     for index, token in enumerate(tokens):
         if token.type == "list_item_open":
             in_item += 1
@@ -203,6 +238,11 @@ def split_facts(content: str) -> list[Span]:
         elif token.type == "paragraph_open" and token.map:
             inline = tokens[index + 1]
             section = " > ".join(title for _, title in headings) or None
+            start, end = lines.region(token.map[0], token.map[1])
+            if literal and content[start:start + 1] in (" ", "\t"):  # reStructuredText's literal block
+                spans += _blocks(content, start, end, FactKind.code, section)
+                continue
+            literal = _LITERAL_NEXT.search(content, start, end) is not None
             kind = FactKind.item if in_item else FactKind.sentence
             spans += _paragraph(content, lines, token.map[0], token.map[1], inline, kind, section)
         elif token.type in ("fence", "code_block", "html_block", "table_open") and token.map:
@@ -231,6 +271,41 @@ def _with_speakers(content: str, spans: list[Span]) -> list[Span]:
     return out
 
 
+def _words(span: Span) -> int:
+    return len(_WORD.findall(span.clean))
+
+
+def _joined_short(content: str, spans: list[Span]) -> list[Span]:
+    """Short statements joined to the statement next to them (markup between them keeps them apart), of the
+    same section and speaker, fields with fields and sentences and items with each other."""
+    out: list[Span] = []
+    for span in spans:
+        previous = out[-1] if out else None
+        if previous is not None and _joinable(previous, span) and (_words(previous) < SHORT_WORDS
+                                                                     or _words(span) < SHORT_WORDS):
+            out[-1] = _join(content, previous, span)
+        else:
+            out.append(span)
+    return out
+
+
+def _joinable(first: Span, second: Span) -> bool:
+    statements = (FactKind.sentence, FactKind.item)
+    kinds = first.kind == second.kind == FactKind.field or (first.kind in statements and second.kind in statements)
+    return kinds and first.section == second.section and first.speaker == second.speaker
+
+
+def _join(content: str, first: Span, second: Span) -> Span:
+    """One span of both; between two list items spaCy reads a full stop where the second item's marker is,
+    so a list of short items is not parsed as one sentence ("Proxy Support - Connection Timeouts")."""
+    gap = re.sub(r"[^\n]", " ", content[first.end:second.start])
+    marker = re.search(r"\S", content[first.end:second.start])
+    if first.kind == second.kind == FactKind.item and marker is not None and not first.clean.endswith(_ENDS):
+        gap = gap[:marker.start()] + "." + gap[marker.start() + 1:]
+    return replace(first, end=second.end, text=content[first.start:second.end],
+                   clean=first.clean + gap + second.clean)
+
+
 def _front_matter(content: str, lines: _Lines) -> tuple[int, int] | None:
     """Lines (first, last exclusive) of a YAML (---) or TOML (+++) front matter block at the very start."""
     opening = _FRONT_MATTER.match(content)
@@ -257,10 +332,13 @@ def _blocks(content: str, start: int, end: int, kind: FactKind, section: str | N
     return pieces
 
 
-def _trimmed(content: str, clean: str, start: int, kind: FactKind, section: str | None) -> list[Span]:
-    """The span of ``clean`` (which starts at ``start``) without its outer white space; none if empty."""
-    left = len(clean) - len(clean.lstrip())
-    right = len(clean.rstrip())
+def _trimmed(content: str, clean: str, start: int, kind: FactKind, section: str | None,
+             visible: str | None = None) -> list[Span]:
+    """The span of ``clean`` (which starts at ``start``) without the outer white space of ``visible`` (the
+    same characters with less masked; by default ``clean``); none if ``clean`` holds nothing to read."""
+    bounds = clean if visible is None else visible
+    left = len(bounds) - len(bounds.lstrip())
+    right = len(bounds.rstrip())
     if right <= left or not any(ch.isalnum() for ch in clean[left:right]):
         return []
     return [Span(start + left, start + right, content[start + left:start + right], clean[left:right], kind,
@@ -282,6 +360,7 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
             at = prefix.end() if prefix else 0
         masked[line_start:line_start + at] = " " * at  # "> ", "- ", "1. ", indentation
     clean = mask_inline("".join(masked))
+    visible = mask_inline("".join(masked), keep_code=True)
     region_lines = [(lines.starts[n] - start, lines.ends[n] - start) for n in range(first, last)]
     fields = [_FIELD.match(clean[a:b]) is not None for a, b in region_lines]
     spans: list[Span] = []
@@ -289,13 +368,17 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
 
     def flush() -> None:
         if run:
-            spans.extend(_sentences(content, clean, start, run[0][0], run[-1][1], kind, section))
+            spans.extend(_sentences(content, clean, visible, start, run[0][0], run[-1][1], kind, section))
             run.clear()
 
     for number, (a, b) in enumerate(region_lines):
         neighbours = (number > 0 and fields[number - 1]) or (number + 1 < len(fields) and fields[number + 1])
         if _TIMED_HEADER.match(content, start + a) or _ROLE_HEADER.match(content, start + a):
             flush()  # a new speaker's turn starts a new sentence
+        if _MARKUP_LINE.match(content, start + a, start + b):
+            flush()  # a docs-tool directive, an include or a template line: markup, not prose
+            spans += _trimmed(content, content[start + a:start + b], start + a, FactKind.directive, section)
+            continue
         if fields[number] and neighbours:
             flush()
             spans += _trimmed(content, clean[a:b], start + a, FactKind.field, section)
@@ -305,19 +388,21 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
     return spans
 
 
-def _sentences(content: str, clean: str, base: int, first: int, last: int, kind: FactKind,
+def _sentences(content: str, clean: str, visible: str, base: int, first: int, last: int, kind: FactKind,
                section: str | None) -> list[Span]:
     """Sentences of ``clean[first:last]`` (hard wraps joined), as spans of the content (``base`` is where
-    ``clean`` starts in it)."""
+    ``clean`` starts in it) that start and end where ``visible`` (inline code kept) does."""
     text = clean[first:last].replace("\r", " ").replace("\n", " ")
+    shown = visible[first:last]
     spans: list[Span] = []
     begin = 0
     for match in _SENTENCE_END.finditer(text):
         if _abbreviation(text, match.start()) or _continues(text, match.end()):
             continue
-        spans += _trimmed(content, text[begin:match.end()], base + first + begin, kind, section)
+        spans += _trimmed(content, text[begin:match.end()], base + first + begin, kind, section,
+                          shown[begin:match.end()])
         begin = match.end()
-    spans += _trimmed(content, text[begin:], base + first + begin, kind, section)
+    spans += _trimmed(content, text[begin:], base + first + begin, kind, section, shown[begin:])
     return spans
 
 

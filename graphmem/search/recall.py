@@ -7,9 +7,9 @@ prompt, never over its item or token budget.
 * An item enters only if its cosine similarity to the query reaches ``ANSWER_SIMILARITY``; with no item
   the status is ``no_confirmed_answer`` and the context is empty.
 * A question that names its answer's kind ("when": a date, a time, or a bare number such as "at nine",
-  which the parser tags CARDINAL; "how many" / "how much": a number or an amount; "who": a person) is
-  confirmed only if one of the first ``ANSWER_TYPE_DEPTH`` items carries that kind (a fact attribute such
-  as ``DATE: last May``, or a mentioned entity of type Person). Otherwise the status is
+  which the parser tags CARDINAL; "how many" / "how much": a number or an amount; "who": a person, or a name
+  of unknown type) is confirmed only if one of the first ``ANSWER_TYPE_DEPTH`` items carries that kind (a
+  fact attribute such as ``DATE: last May``, or a mentioned entity of type Person). Otherwise the status is
   ``no_confirmed_answer`` but the related items are still given: they are context, not an answer.
 * Every hit left out is reported with why: ``below_relevance``, ``duplicate``, ``item_limit`` or
   ``token_budget``.
@@ -34,6 +34,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from graphmem.ingest.evidence import NAME
 from graphmem.results import AnswerStatus, FactHit, RecallResult, Skipped, SkipReason
 
 ANSWER_SIMILARITY = 0.62
@@ -43,7 +44,8 @@ _ANSWER_KINDS: list[tuple[re.Pattern[str], frozenset[str]]] = [
      frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL"})),
     (re.compile(r"\bhow many\b"), frozenset({"CARDINAL", "QUANTITY", "PERCENT"})),
     (re.compile(r"\bhow much\b"), frozenset({"MONEY", "QUANTITY", "CARDINAL", "PERCENT"})),
-    (re.compile(r"^(who|whom|whose)\b"), frozenset({"Person"})),
+    # a name whose type no evidence settled ("Ravi", "Jonas" typed Name) may be the person asked for
+    (re.compile(r"^(who|whom|whose)\b"), frozenset({"Person", NAME})),
 ]
 HEADER = "Memories relevant to the question, with their sources:"
 
