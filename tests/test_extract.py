@@ -292,11 +292,19 @@ def test_a_pronoun_stands_for_the_named_subject_of_the_sentence_before(tmp_path:
                     {("Data Team", "run", "Tern"), ("Data Team", "run on", "Kubernetes")}]
     # nothing named before it: no guess
     assert memory_triples(tmp_path, "The weather was bad. It flooded Kessel.") == [set(), set()]
+    # a pronoun that is not its sentence's subject stands for that subject first
+    mira = memory_triples(tmp_path, "Tom hired Mira in 2019. Mira founded Acme after she left Google.")
+    assert ("Mira", "leave", "Google") in mira[1] and not any(t[0] == "Tom" for t in mira[1])
     # "she" is no product
     assert memory_triples(tmp_path, "Project Falcon ships in May. She moved to Lisbon.")[1] == set()
 
 
 def test_a_word_the_text_writes_as_a_name_is_one_at_the_start_of_a_sentence(tmp_path: Path) -> None:
+    (document,) = Pipeline(make_settings(tmp_path)).prepare([
+        "We moved the jobs to Crisp last year. Crisp runs the billing jobs for Quayside."])  # "Crisp": ADJ
+    for fact in document.facts:  # every triple's ends are among its fact's mentions (the write needs them)
+        assert {r for t in fact.triples for r in (t.subject, t.object)} <= {m.entity for m in fact.mentions}
+    assert any(t.subject.name == "Crisp" for f in document.facts for t in f.triples)
     facts = memory_triples(tmp_path, "Ledger is the billing service of Quayside. Ledger writes invoices to Postgres.")
     assert ("Ledger", "be billing service of", "Quayside") in facts[0]
     assert ("Ledger", "write to", "Postgres") in facts[1]
@@ -311,6 +319,11 @@ def test_a_word_the_text_writes_as_a_name_is_one_at_the_start_of_a_sentence(tmp_
 ])
 def test_types_come_from_evidence(sentence: str, expected: set[tuple[str, str]]) -> None:
     assert expected <= {(m.entity.name, m.entity.type) for m in run(sentence).mentions}
+
+
+def test_names_that_are_english_words_are_only_names_as_written() -> None:
+    assert not run("Both teams agreed to zoom in on the linear segment. The vault held a ruby.").mentions
+    assert ("Zoom", "Product") in {(m.entity.name, m.entity.type) for m in run("We meet on Zoom every day.").mentions}
 
 
 def test_a_guess_no_evidence_supports_is_no_type() -> None:

@@ -11,10 +11,11 @@ import pytest
 
 from graphmem.config import EmbedderChoice
 from graphmem.errors import ConfigurationError
-from graphmem.ingest.reembed import reembed
-from graphmem.ingest.split import embedding_identity, split_facts
+from graphmem.ingest.chunks import chunk_spans
+from graphmem.ingest.reembed import _chunk_rows, reembed
+from graphmem.ingest.split import embedding_identity, split_facts, split_memory
 from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, SearchRequest
-from graphmem.nlp.embedder import embedder_name
+from graphmem.nlp.embedder import embedder_name, get_embedder
 from graphmem.runtime import Runtime
 from graphmem.store.schema import record_embedder
 from helpers import graph_driver, make_settings, query
@@ -81,3 +82,17 @@ def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_
         assert sum(a * b for a, b in zip(rebuilt[0]["v"], chunk_vector, strict=True)) > 0.9999
         found = after.service.search_documents(ctx, SearchRequest(query="Leeds half marathon knee", limit=1))
         assert [h.document_id for h in found] == [kept.id]
+
+
+def test_a_chunk_shares_a_fact_vector_only_with_a_fact_of_exactly_its_span() -> None:
+    """Facts stored by an older splitter ("Yes." as a fact, a list item cut after its inline code) do not
+    match today's spans: such a chunk is embedded on its own, never given another span's vector or none."""
+    embedder = get_embedder(EmbedderChoice.hashing)
+    content = "Yes. Alice moved to Paris in May."
+    (chunk,) = chunk_spans(content, split_memory(content))
+    assert chunk.is_one_fact  # today "Yes." joins the sentence: one fact, [0, 33)
+    stale = {("d", 0, 4): [1.0] * 384}  # the old fact "Yes."
+    (row,) = _chunk_rows(embedder, {"d": [chunk]}, stale)
+    assert row["embedding"] == embedder.embed([chunk.embedding_text])[0]
+    exact = {("d", 0, len(content)): [0.5] * 384}
+    assert _chunk_rows(embedder, {"d": [chunk]}, exact)[0]["embedding"] == [0.5] * 384

@@ -129,6 +129,14 @@ def test_directives_includes_and_templates_are_markup_not_facts() -> None:
     assert {span.kind for span in spans if span.text == "On Windows:"} == {FactKind.caption}
 
 
+def test_a_long_list_of_short_items_is_several_facts_and_prose_stays_prose() -> None:
+    items = split_facts("\n".join(f"- item{i}" for i in range(400)))
+    assert len(items) > 10 and all(len(s.text) <= 300 for s in items)
+    assert [s.kind for s in split_memory("- Released v2\n  :tada: thanks everyone for the help")] == [FactKind.item]
+    assert [s.kind for s in split_memory("The options are::\n\n - a is the first option\n - b is the second")] == [
+        FactKind.sentence, FactKind.item, FactKind.item]  # a list after "::" is no literal block
+
+
 def test_short_statements_join_their_neighbour_and_a_lone_one_stays() -> None:
     assert [s.text for s in split_facts("Kafka moved.\n\nor\n\nThe queue drains at night.")] == [
         "Kafka moved.\n\nor", "The queue drains at night."]

@@ -46,6 +46,7 @@ from graphmem.ingest.names import (
     CONCEPT,
     FIRST_PERSON,
     NAME,
+    OBJECT_IT,
     PRONOUN,
     USER,
     ExtractedEntity,
@@ -123,7 +124,7 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
     mentioned = {m.entity for m in out.mentions}
     unlabelled = {ref for t in out.triples for ref in (t.subject, t.object) if ref not in mentioned}
     for token in doc:
-        used = argument_of(token) if unlabelled and token.pos_ in ("NOUN", "PROPN", "PRON") else None
+        used = argument_of(token) if unlabelled and token.pos_ in ("NOUN", "PROPN", "PRON", "ADJ", "X") else None
         if used is not None and used in unlabelled:
             words = [*modifiers_of(token), token] if used.type == CONCEPT else name_tokens(token)
             first, last = min(words, key=lambda t: t.i), max(words, key=lambda t: t.i)
@@ -160,39 +161,45 @@ def as_spoken_by(found: SentenceExtraction, speaker: str, header_at: int | None)
 
 
 def resolve_pronouns(sentences: list[SentenceExtraction], reach: int = 2) -> None:
-    """Give each "it", "he" or "she" of a memory's sentences (in order) what it stands for: the topic (the
-    named subject of the main clause) of the newest of the ``reach`` sentences before it that has one, when
-    it fits ("he" and "she" a person, or a name of unknown type; "it" anything named but a person). Triples
-    whose pronoun stands for nothing that fits are dropped, with its mention: no guess beats a wrong one.
-    "Kiln is the build system of Brackenridge. It wraps Bazel." → (Kiln, wrap, Bazel)."""
+    """Give each "it", "he" or "she" of a memory's sentences (in order) what it stands for, when it fits ("he"
+    and "she" a person, or a name of unknown type; "it" anything named but a person): the sentence's own topic
+    (the named subject of its main clause: "Mira founded Acme after she left Google") when the pronoun is not
+    that subject, else the topic of the newest of the ``reach`` sentences before it that has one. Triples whose
+    pronoun stands for nothing that fits are dropped, and a pronoun's mention stays only for a triple that
+    kept it: no guess beats a wrong one. "Kiln is the build system of Brackenridge. It wraps Bazel." → (Kiln,
+    wrap, Bazel)."""
     for index, found in enumerate(sentences):
-        if found.topic is not None and found.topic.type == PRONOUN:
+        own = found.topic if found.topic is not None and found.topic.type != PRONOUN else None
+        if own is None:
             found.topic = None
-        if not any(m.entity.type == PRONOUN for m in found.mentions):
+        pronouns = {m.entity for m in found.mentions if m.entity.type == PRONOUN}
+        if not pronouns:
             continue
         before = next((s.topic for s in sentences[max(0, index - reach):index][::-1] if s.topic), None)
-        resolved = {m.entity: _antecedent(m.entity, before) for m in found.mentions if m.entity.type == PRONOUN}
-        found.mentions = [Mention(resolved.get(m.entity) or m.entity, m.start, m.end) for m in found.mentions
-                          if m.entity.type != PRONOUN or resolved[m.entity] is not None]
+        resolved = {p: (_antecedent(p, own) if p.name != OBJECT_IT else None) or _antecedent(p, before)
+                    for p in pronouns}
         triples = [Triple(resolved.get(t.subject) or t.subject, t.predicate, resolved.get(t.object) or t.object,
                           t.negated) for t in found.triples]
         found.triples = [t for t in triples if PRONOUN not in (t.subject.type, t.object.type) and t.subject != t.object]
-        if found.topic is None and any(m.entity == before for m in found.mentions):
+        ends = {ref for t in found.triples for ref in (t.subject, t.object)}
+        found.mentions = [m if m.entity.type != PRONOUN else Mention(resolved[m.entity], m.start, m.end)  # type: ignore[arg-type]
+                          for m in found.mentions if m.entity.type != PRONOUN or resolved[m.entity] in ends]
+        if found.topic is None and before is not None and before in ends:
             found.topic = before  # "It wraps Bazel. It caches ...": the chain goes on
 
 
 def _antecedent(pronoun: ExtractedEntity, candidate: ExtractedEntity | None) -> ExtractedEntity | None:
     if candidate is None or candidate.type in (CONCEPT, USER, PRONOUN):
         return None
-    return candidate if (candidate.type in ("Person", NAME)) == (pronoun.name != "it") or \
-        (pronoun.name == "it" and candidate.type == NAME) else None
+    thing = pronoun.name in ("it", OBJECT_IT)
+    return candidate if (candidate.type in ("Person", NAME)) != thing or (thing and candidate.type == NAME) else None
 
 
 def _topic(doc: Doc) -> ExtractedEntity | None:
     """The named subject of the sentence's main clause ("Ledger is the billing service of Quayside" is about
     Ledger), or a pronoun standing for one."""
-    roots = [t for t in doc if t.dep_ == "ROOT"]
-    subjects = [c for root in roots[:1] for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
+    roots = [t for t in doc if t.dep_ == "ROOT"]  # the last: a fact may hold a short sentence joined to it
+    subjects = [c for root in roots[-1:] for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
     return next((ref for ref in _arguments(subjects) if ref.type not in (CONCEPT, USER)), None)
 
 

@@ -32,6 +32,7 @@ CONCEPT = "Concept"
 USER = "User"  # marker type of the first-person argument; resolved to the user entity
 PRONOUN = "Pronoun"  # marker type of a subject "it", "he" or "she"; resolved to an earlier subject or dropped
 SUBJECT_PRONOUNS = frozenset({"it", "he", "she"})
+OBJECT_IT = "it (object)"
 FIRST_PERSON = {"i", "me", "my", "mine", "myself"}
 _VAGUE = frozenset({
     "thing", "something", "anything", "everything", "nothing", "lot", "way", "time", "one", "kind", "sort", "bit",
@@ -185,9 +186,10 @@ def argument_of(token: Token) -> ExtractedEntity | None:
             return None  # dates and numbers are attributes, never arguments
     if token.lower_ in FIRST_PERSON and token.pos_ == "PRON":
         return ExtractedEntity(token.text, USER)
-    if token.lower_ in SUBJECT_PRONOUNS and token.pos_ == "PRON" and (
-            token.dep_ in ("nsubj", "nsubjpass") or (token.lower_ == "it" and _sole_object(token))):
+    if token.lower_ in SUBJECT_PRONOUNS and token.pos_ == "PRON" and token.dep_ in ("nsubj", "nsubjpass"):
         return ExtractedEntity(token.lower_, PRONOUN)
+    if token.lower_ == "it" and token.pos_ == "PRON" and _sole_object(token):
+        return ExtractedEntity(OBJECT_IT, PRONOUN)  # never its own sentence's subject ("runs it")
     if _proper_name(token):
         words = [t.text for t in name_tokens(token)]
         name = " ".join(words)
@@ -244,7 +246,7 @@ def _proper_name(token: Token) -> bool:
 
 # Lemmas the model gets wrong for the words people use ("data" is not "datum" in "shipment data").
 _LEMMAS = {"datum": "data", "analytic": "analytics", "mathematic": "mathematics", "physic": "physics",
-           "economic": "economics", "logistic": "logistics", "medium": "media"}
+           "economic": "economics", "logistic": "logistics", "medium": "media", "politic": "politics"}
 
 
 def noun_lemma(token: Token) -> str:

@@ -155,7 +155,7 @@ class Pipeline:
 
         documents = [PreparedDocument(content, [], speaker=doc_spans[0].speaker
                                       if doc_spans and doc_spans[0].header_end is not None else None)
-                     for content, doc_spans in zip(contents, spans, strict=True)]
+                     for content, doc_spans in zip(contents, every, strict=True)]
         per_document: list[list[SentenceExtraction]] = [[] for _ in contents]
         for (doc, _), found in zip(flat, extractions, strict=True):
             per_document[doc].append(found)

@@ -64,8 +64,8 @@ def _reembed_facts(store: GraphStore, embedder: Embedder, namespace: str,
         vectors = embedder.embed([texts.get((f["document_id"], f["start"], f["end"]), str(f["text"]))
                                   for f in rows])
         updates = [{"id": f["id"], "embedding": vector} for f, vector in zip(rows, vectors, strict=True)]
-        rebuilt = _chunk_rows(embedder, chunks, {(f["document_id"], f["start"]): v for f, v in zip(rows, vectors,
-                                                                                                  strict=True)})
+        rebuilt = _chunk_rows(embedder, chunks, {(f["document_id"], f["start"], f["end"]): v
+                                                 for f, v in zip(rows, vectors, strict=True)})
 
         store.write(partial(_write_page, namespace=namespace, facts=updates, chunks=rebuilt,
                             document_ids=list(chunks)))
@@ -83,15 +83,18 @@ def _write_page(tx: Tx, namespace: str, facts: list[dict[str, object]], chunks: 
 
 
 def _chunk_rows(embedder: Embedder, chunks: dict[str, list[Chunk]],
-                fact_vectors: dict[tuple[str, int], list[float]]) -> list[dict[str, object]]:
+                fact_vectors: dict[tuple[str, int, int], list[float]]) -> list[dict[str, object]]:
     """The chunks of a page of memories with their vectors (one fact's chunk takes that fact's vector, as
-    ingestion does); ``chunks_rebuild`` copies each memory's namespace, path, flags and times onto them."""
+    ingestion does, when a stored fact has exactly its span: facts stored by an older splitter may not);
+    ``chunks_rebuild`` copies each memory's namespace, path, flags and times onto them."""
     flat = [(doc_id, position, chunk) for doc_id, doc_chunks in chunks.items()
             for position, chunk in enumerate(doc_chunks)]
-    longer = iter(embedder.embed([c.embedding_text for _, _, c in flat if not c.is_one_fact]) if flat else [])
+    shared = {(doc_id, position): fact_vectors.get((doc_id, chunk.start, chunk.end)) if chunk.is_one_fact else None
+              for doc_id, position, chunk in flat}
+    own = iter(embedder.embed([c.embedding_text for d, p, c in flat if shared[(d, p)] is None]) if flat else [])
     rows: list[dict[str, object]] = []
     for doc_id, position, chunk in flat:
-        vector = fact_vectors.get((doc_id, chunk.start)) if chunk.is_one_fact else next(longer)
+        vector = shared[(doc_id, position)] or next(own)
         rows.append({"id": str(uuid.uuid4()), "document_id": doc_id, "position": position, "text": chunk.text,
                      "start": chunk.start, "end": chunk.end, "embedding": vector})
     return rows

@@ -55,6 +55,7 @@ EXTRACTED = frozenset({FactKind.sentence, FactKind.item, FactKind.field})  # ent
 WITH_TRIPLES = frozenset({FactKind.sentence, FactKind.item})  # and triples from these
 BLOCK_CHARS = 1500  # a code block, table, HTML block or front matter is cut into pieces of at most this
 SHORT_WORDS = 3  # a statement of fewer words joins its neighbour: "or", "cluster", "It works."
+JOIN_CHARS = 300  # joining stops here: a long list of one-word items is several facts, not one
 
 
 # What the stored vectors read, as part of the embedding identity the database records: facts read their turn
@@ -152,8 +153,8 @@ _ENDS = (".", "!", "?", ":", ";", "\u2026")
 _LITERAL_NEXT = re.compile(r"::[ \t]*\Z|^[ \t]*\.\.[ \t]+[\w-]+::.*\Z", re.M)
 _MARKUP_LINE = re.compile(r"[ \t]*(?:/{3,}(?:[ \t]|$)|!!!\s|\?\?\?\+?\s|:{3,}|\{\*.*\*\}[ \t]*$|\{!.*!\}[ \t]*$"
                           r"|-{2}8<-{2}|\{%.*%\}[ \t]*$|\{\{.*\}\}[ \t]*$|\.\.[ \t]+\S|\.\.$"
-                          r"|\([\w .-]+\)=[ \t]*$|(?:\|[^|\n]+\|[ \t]*)+$)"
-                          r"|[ \t]+:[\w-]+:(?:[ \t]|$)")
+                          r"|\([\w .-]+\)=[ \t]*$|(?:\|[^|\n]+\|[ \t]*)+$)")
+_REST_OPTION = re.compile(r"[ \t]+:[\w-]+:(?:[ \t]|$)")  # "   :target: url" under ".. image:: x"
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -227,6 +228,8 @@ def _spans(content: str) -> list[Span]:
     in_item = 0
     literal = False  # the paragraph before ends with "::" or is a ".. code-block::": indented text next is code
     for index, token in enumerate(tokens):
+        if token.type not in ("paragraph_open", "paragraph_close", "inline"):
+            literal = False  # a literal block follows its "::" paragraph directly
         if token.type == "list_item_open":
             in_item += 1
         elif token.type == "list_item_close":
@@ -239,7 +242,7 @@ def _spans(content: str) -> list[Span]:
             inline = tokens[index + 1]
             section = " > ".join(title for _, title in headings) or None
             start, end = lines.region(token.map[0], token.map[1])
-            if literal and content[start:start + 1] in (" ", "\t"):  # reStructuredText's literal block
+            if literal and not in_item and content[start:start + 1] in (" ", "\t"):  # reST's literal block
                 spans += _blocks(content, start, end, FactKind.code, section)
                 continue
             literal = _LITERAL_NEXT.search(content, start, end) is not None
@@ -281,8 +284,8 @@ def _joined_short(content: str, spans: list[Span]) -> list[Span]:
     out: list[Span] = []
     for span in spans:
         previous = out[-1] if out else None
-        if previous is not None and _joinable(previous, span) and (_words(previous) < SHORT_WORDS
-                                                                     or _words(span) < SHORT_WORDS):
+        if previous is not None and _joinable(previous, span) and span.end - previous.start <= JOIN_CHARS and (
+                _words(previous) < SHORT_WORDS or _words(span) < SHORT_WORDS):
             out[-1] = _join(content, previous, span)
         else:
             out.append(span)
@@ -365,6 +368,7 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
     fields = [_FIELD.match(clean[a:b]) is not None for a, b in region_lines]
     spans: list[Span] = []
     run: list[tuple[int, int]] = []  # prose lines waiting to be joined
+    directive = False  # the line before is markup: an indented ":option:" line under it is too
 
     def flush() -> None:
         if run:
@@ -375,10 +379,13 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
         neighbours = (number > 0 and fields[number - 1]) or (number + 1 < len(fields) and fields[number + 1])
         if _TIMED_HEADER.match(content, start + a) or _ROLE_HEADER.match(content, start + a):
             flush()  # a new speaker's turn starts a new sentence
-        if _MARKUP_LINE.match(content, start + a, start + b):
+        markup = _MARKUP_LINE.match(content, start + a, start + b)
+        if markup or (directive and _REST_OPTION.match(content, start + a, start + b)):
             flush()  # a docs-tool directive, an include or a template line: markup, not prose
             spans += _trimmed(content, content[start + a:start + b], start + a, FactKind.directive, section)
+            directive = True
             continue
+        directive = False
         if fields[number] and neighbours:
             flush()
             spans += _trimmed(content, clean[a:b], start + a, FactKind.field, section)

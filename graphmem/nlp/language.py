@@ -30,7 +30,7 @@ _TECH_NAMES = [
     "PostgreSQL", "Postgres", "MySQL", "SQLite", "MariaDB", "Neo4j", "ArcadeDB", "Redis", "MongoDB",
     "Cassandra", "Elasticsearch", "OpenSearch", "Kafka", "Apache Kafka", "RabbitMQ", "Kubernetes", "Docker",
     "Terraform", "Ansible", "Python", "JavaScript", "TypeScript", "Rust", "Kotlin", "Java", "Golang", "C++",
-    "Haskell", "Scala", "Ruby", "PHP", "Swift", "Elixir", "Erlang", "Clojure", "Julia", "Dart", "Lua",
+    "Haskell", "Scala", "Ruby", "PHP", "Swift", "Elixir", "Erlang", "Clojure", "Dart", "Lua",
     "React", "Vue", "Angular", "Svelte", "Django", "Flask", "FastAPI", "Spring Boot", "Node.js", "Deno",
     "Ruby on Rails", "Rails", "Flutter", "React Native", "Next.js", "GraphQL", "gRPC", "Linux", "Ubuntu",
     "Debian", "macOS", "Windows", "Android", "iOS", "PyTorch", "TensorFlow", "spaCy", "pandas", "NumPy",
@@ -40,7 +40,7 @@ _TECH_NAMES = [
     "Pulsar", "Celery", "Nginx", "HAProxy", "Envoy", "Istio", "Kong", "Traefik", "Helm", "Argo CD",
     "Jenkins", "Bazel", "Gradle", "Maven", "Webpack", "Vite", "Keycloak", "Vault", "HashiCorp Vault",
     "Consul", "Nomad", "Packer", "OpenTelemetry", "Jaeger", "Loki", "Kibana", "Logstash", "Fluentd",
-    "Superset", "Apache Superset", "Metabase", "MLflow", "Kubeflow", "Ray", "Typesense", "Meilisearch", "Solr",
+    "Superset", "Apache Superset", "Metabase", "MLflow", "Kubeflow", "Typesense", "Meilisearch", "Solr",
     "Markdown", "Hugo", "Jekyll", "Sphinx", "MkDocs", "Delta Lake", "Iceberg", "Parquet", "Protobuf",
     "WebAssembly", "Terraform Cloud", "Playwright", "Selenium", "Cypress", "pytest", "Oracle Database",
 ]
@@ -58,7 +58,20 @@ _PRODUCT_NAMES = [
 ]
 
 
+# Names that are also English words ("zoom in", "a linear segment", "the vault", "a ruby"): matched only as
+# written, capitalised.
+_WORDS_TOO = frozenset({
+    "Teams", "Zoom", "Linear", "Segment", "Amplitude", "Vault", "Helm", "Envoy", "Consul", "Nomad", "Packer",
+    "Swift", "Ruby", "Dart", "Spark", "Pulsar", "Celery", "Loom", "Looker", "Intercom", "Rails", "Iceberg",
+    "Presto", "Kong", "Hugo", "Sphinx", "Jenkins", "Excel", "Notion", "Slack", "Pixel", "Kindle", "Windows",
+    "Git", "Vue", "Angular", "React", "Flask", "Rust", "Go", "Lua", "Solr", "Loki", "Parquet", "Selenium",
+    "Cypress", "Miro", "Fastly", "Sentry", "Airflow", "Postman", "Trello", "Asana", "Algolia",
+})
+
+
 def _phrase(name: str) -> list[dict[str, Any]]:
+    if name in _WORDS_TOO:
+        return [{"ORTH": name}]
     return [{"LOWER": part.lower()} for part in name.split()]
 
 
