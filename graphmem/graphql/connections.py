@@ -80,7 +80,7 @@ class FactWhere:
     entity_id: IDFilter | None = strawberry.field(default=None, description="facts that mention it (eq only)")
     text: ContainsFilter | None = None
     kind: StringInFilter | None = strawberry.field(
-        default=None, description="sentence, item, field, code, table, html or meta")
+        default=None, description="sentence, item, field or table (code, html, meta: stored by an older version)")
     path: PathMatch | None = None
     recorded_at: DateTimeFilter | None = None
 

@@ -76,7 +76,8 @@ class FactInfo(BaseModel):
     start: int
     end: int
     position: int
-    kind: str | None = Field(None, description="sentence, item, field, code, table, html or meta")
+    kind: str | None = Field(None, description="sentence, item, field or table "
+                                               "(code, html, meta: stored by an older version)")
     section: str | None = None
     attributes: list[str] = Field(default_factory=list)
     version: int | None = Field(None, description="its memory version's; None when unknown")
