@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.ingest.split import BLOCK_CHARS, FACTS, FactKind, Span, mask_inline, split_facts, split_memory
+from graphmem.ingest.markup import mask_inline
+from graphmem.ingest.split import BLOCK_CHARS, FACTS, FactKind, Span, split_facts, split_memory
 
 DOCUMENT = """---
 title: Atlas

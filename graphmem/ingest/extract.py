@@ -1,37 +1,21 @@
 """Extract: entities, fact attributes and subject-predicate-object triples from parsed sentences.
 
 No LLM: spaCy's NER (after the EntityRuler) gives the entities; rules over the dependency parse give the
-triples. spaCy reads a sentence with its markup masked (``split.Span.clean``), so links, inline code and
-emphasis never reach it and offsets stay exact. The rules, each tested on sentences in tests/test_extract.py:
+triples. spaCy reads a sentence with its markup masked (``split.Span.clean``), so offsets stay exact. The
+rules, each tested on sentences in tests/test_extract.py: subject-verb-object with prepositions ("move to");
+conjunct subjects, objects, verbs and prepositions; passives (the ``by`` agent is the subject; without one
+the participle joins the predicate, "be based in"), also in relative clauses; relative and "where" clauses
+("Dale County, where Marlow is the largest town" → (Marlow, be largest town in, Dale County)); descriptions
+("Alice, the CTO of Acme"; "Northwind's director Ana Ruiz" → (Ana Ruiz, be director of, Northwind), and she
+is the verb's subject; "a publisher based in Oslo"); negation as a flag; first person as the user, "my N is
+X" → (user, N, X). Pronouns are resolved afterwards, over a memory's sentences (``references``).
 
-* subject - verb - object: ``nsubj`` / ``dobj``; a preposition joins the predicate ("move to");
-* conjunctions: conjunct subjects, objects and verbs share their partner's arguments;
-* passive: ``nsubjpass`` is the object, the ``by`` agent the subject ("written by Bob" → Bob write …); with no
-  agent the participle joins the predicate ("Greyline is based in Tessary" → (Greyline, be based in, Tessary));
-* relative clauses: "Alice, who works at Acme" → (Alice, work at, Acme); "the bridge, which was designed by
-  Hugo" → (Hugo, design, bridge); "Dale County, where Marlow is the largest town" → (Marlow, be largest town
-  in, Dale County);
-* descriptions: "Northwind's director Ana Ruiz" → (Ana Ruiz, be director of, Northwind), and she is the subject
-  of the verb; "the largest port in Eastmere", "a publisher based in Oslo" join their place to the predicate;
-* pronouns: "it", "he" and "she" stand for the named subject of the sentence before (``resolve_pronouns``);
-* negation: a ``neg`` child sets ``negated``, the predicate text stays the same;
-* apposition, a description set off by a comma: "Alice, the CTO of Acme" → (Alice, be, CTO);
-* first person: I, me, my, mine → the namespace's user entity; "my N is X" → (user, N, X).
-
-What is kept, and why (measured on the labelled sample of real documents in ``benchmarks/data/extraction``,
-where most triples of an unrestricted parse were wrong):
-
-* a triple's subject is a named entity or the user; its object is a named entity, the user or a specific
-  *Concept* (a common-noun phrase, lemmatised, such as "coffee" or "graph database", never a generic word
-  such as "thing", "example" or "value");
-* questions, conditionals ("if", "unless") and hypotheticals ("may", "could", "would", "should") state no
-  fact and give no triple;
-* an entity name never carries markup, a URL, code, a file name, a commit hash or a version string, and
-  document vocabulary ("License", "README", "Changelog") is not an organisation because NER said so once.
-
-Arguments are named entities, the user, or a Concept; pronouns other than those above are dropped. DATE,
-TIME and number-like entities are not entities: they become the fact's attributes. spaCy gives no
-per-entity confidence, so ``confidence`` stays None rather than an invented number.
+What is kept, and why (measured per genre in ``benchmarks/data/extraction``, where most triples of an
+unrestricted parse were wrong): a subject that is named or the user; an object that is named, the user or a
+specific *Concept* (a lemmatised common-noun phrase, "graph database", never "thing" or "value"); no triple
+from questions, conditionals ("if", "unless"), hypotheticals ("may", "would") or what held only until some
+time; names never carry markup, a URL, code, a file name, a hash or a version. DATE, TIME and number-like
+entities become the fact's attributes. spaCy gives no per-entity confidence, so none is invented.
 """
 
 from __future__ import annotations
@@ -45,9 +29,6 @@ from graphmem.ingest.names import (
     ATTRIBUTE_LABELS,
     CONCEPT,
     FIRST_PERSON,
-    NAME,
-    OBJECT_IT,
-    PRONOUN,
     USER,
     ExtractedEntity,
     argument_of,
@@ -130,69 +111,6 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
             first, last = min(words, key=lambda t: t.i), max(words, key=lambda t: t.i)
             out.mentions.append(Mention(used, *span(first.idx, last.idx + len(last))))
     return out
-
-
-ROLE_USERS = frozenset({"user", "human"})  # a "User:" turn: first person is the namespace's user
-ROLE_OTHERS = frozenset({"assistant", "ai", "system"})  # their "I" is nobody the memory is about
-
-
-def as_spoken_by(found: SentenceExtraction, speaker: str, header_at: int | None) -> SentenceExtraction:
-    """The extraction of a sentence in a chat turn: "I" is the turn's speaker, not the namespace's user
-    (in "Kofi (8:15 pm ...): I signed up", Kofi signed up), unless the turn is the user's own or a machine's.
-    The sentence holding the header (at ``header_at``) also mentions the speaker by name."""
-    role = speaker.lower()
-    if role in ROLE_USERS:
-        return found
-    if role in ROLE_OTHERS:
-        return SentenceExtraction([m for m in found.mentions if m.entity.type != USER],
-                                  [t for t in found.triples if USER not in (t.subject.type, t.object.type)],
-                                  found.attributes, found.topic if found.topic and found.topic.type != USER else None)
-    person = ExtractedEntity(speaker, "Person")
-
-    def who(entity: ExtractedEntity) -> ExtractedEntity:
-        return person if entity.type == USER else entity
-
-    mentions = [Mention(who(m.entity), m.start, m.end) for m in found.mentions]
-    if header_at is not None:
-        mentions.insert(0, Mention(person, header_at, header_at + len(speaker)))
-    triples = [Triple(who(t.subject), t.predicate, who(t.object), t.negated) for t in found.triples]
-    return SentenceExtraction(mentions, [t for t in triples if t.subject != t.object], found.attributes,
-                              who(found.topic) if found.topic else None)
-
-
-def resolve_pronouns(sentences: list[SentenceExtraction], reach: int = 2) -> None:
-    """Give each "it", "he" or "she" of a memory's sentences (in order) what it stands for, when it fits ("he"
-    and "she" a person, or a name of unknown type; "it" anything named but a person): the sentence's own topic
-    (the named subject of its main clause: "Mira founded Acme after she left Google") when the pronoun is not
-    that subject, else the topic of the newest of the ``reach`` sentences before it that has one. Triples whose
-    pronoun stands for nothing that fits are dropped, and a pronoun's mention stays only for a triple that
-    kept it: no guess beats a wrong one. "Kiln is the build system of Brackenridge. It wraps Bazel." → (Kiln,
-    wrap, Bazel)."""
-    for index, found in enumerate(sentences):
-        own = found.topic if found.topic is not None and found.topic.type != PRONOUN else None
-        if own is None:
-            found.topic = None
-        pronouns = {m.entity for m in found.mentions if m.entity.type == PRONOUN}
-        if not pronouns:
-            continue
-        before = next((s.topic for s in sentences[max(0, index - reach):index][::-1] if s.topic), None)
-        resolved = {p: (_antecedent(p, own) if p.name != OBJECT_IT else None) or _antecedent(p, before)
-                    for p in pronouns}
-        triples = [Triple(resolved.get(t.subject) or t.subject, t.predicate, resolved.get(t.object) or t.object,
-                          t.negated) for t in found.triples]
-        found.triples = [t for t in triples if PRONOUN not in (t.subject.type, t.object.type) and t.subject != t.object]
-        ends = {ref for t in found.triples for ref in (t.subject, t.object)}
-        found.mentions = [m if m.entity.type != PRONOUN else Mention(resolved[m.entity], m.start, m.end)  # type: ignore[arg-type]
-                          for m in found.mentions if m.entity.type != PRONOUN or resolved[m.entity] in ends]
-        if found.topic is None and before is not None and before in ends:
-            found.topic = before  # "It wraps Bazel. It caches ...": the chain goes on
-
-
-def _antecedent(pronoun: ExtractedEntity, candidate: ExtractedEntity | None) -> ExtractedEntity | None:
-    if candidate is None or candidate.type in (CONCEPT, USER, PRONOUN):
-        return None
-    thing = pronoun.name in ("it", OBJECT_IT)
-    return candidate if (candidate.type in ("Person", NAME)) != thing or (thing and candidate.type == NAME) else None
 
 
 def _topic(doc: Doc) -> ExtractedEntity | None:

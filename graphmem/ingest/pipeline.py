@@ -19,8 +19,9 @@ from functools import partial
 
 from graphmem.config import Settings
 from graphmem.ingest.chunks import Chunk, chunk_spans
-from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, as_spoken_by, extract, resolve_pronouns
+from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, extract
 from graphmem.ingest.names import USER, ExtractedEntity, names_in_text
+from graphmem.ingest.references import as_spoken_by, resolve_pronouns
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, FACTS, WITH_TRIPLES, FactKind, Span, split_memory
 from graphmem.nlp.embedder import Embedder, get_embedder

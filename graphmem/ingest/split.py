@@ -36,6 +36,8 @@ from functools import cache
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from graphmem.ingest.markup import LITERAL_NEXT, MARKUP_LINE, REST_OPTION, mask_inline
+
 
 class FactKind(StrEnum):
     sentence = "sentence"
@@ -134,50 +136,9 @@ _LAST_WORD = re.compile(r"([\w.]+)$")
 _NEXT_CHAR = re.compile(r"\s*(\S)")
 _SENTENCE_END = re.compile(r"[.!?\u2026]+[\"')\]\u00bb\u201d\u2019]*(?=\s)")
 # inline markup, masked to spaces (a link keeps its text, an image is masked whole)
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"(\[)([^\]]*)(\]\([^)]*\)|\]\[[^\]]*\])")
-_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>|<[\w.+-]+@[\w-]+\.[\w.-]+>")
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>()\[\]]+|\bwww\.[^\s<>()\[\]]+")
-_CODE = re.compile(r"(`+)(?:.|\n)*?\1")
-_HTML = re.compile(r"</?[A-Za-z][^>\n]*>|<!--(?:.|\n)*?-->")
-_EMPHASIS = re.compile(r"(\*\*|__|~~|\*|_)(?=\S)(.+?)(?<=\S)\1", re.S)
-_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _CONTAINER = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])?[ \t]*")
-_HARD_BREAK = re.compile(r"\\(?=\n)| {2,}(?=\n)")
 _WORD = re.compile(r"\w+")
 _ENDS = (".", "!", "?", ":", ";", "\u2026")
-# A line of docs-tool syntax, an include or a template inside a paragraph: "/// tip", "//// tab | Test",
-# "!!! note", ":::", "{* ../../docs_src/app.py hl[3] *}", "{!> ../x.md !}", "--8<-- x", "{% for %}", "{{ x }}";
-# reStructuredText's explicit markup (".. note::", ".. |pypi| image:: ...", ".. _target: url") with its indented
-# options ("   :alt: ..."), substitution rows ("|pypi| |black|") and MyST targets ("(install)=").
-_LITERAL_NEXT = re.compile(r"::[ \t]*\Z|^[ \t]*\.\.[ \t]+[\w-]+::.*\Z", re.M)
-_MARKUP_LINE = re.compile(r"[ \t]*(?:/{3,}(?:[ \t]|$)|!!!\s|\?\?\?\+?\s|:{3,}|\{\*.*\*\}[ \t]*$|\{!.*!\}[ \t]*$"
-                          r"|-{2}8<-{2}|\{%.*%\}[ \t]*$|\{\{.*\}\}[ \t]*$|\.\.[ \t]+\S|\.\.$"
-                          r"|\([\w .-]+\)=[ \t]*$|(?:\|[^|\n]+\|[ \t]*)+$)")
-_REST_OPTION = re.compile(r"[ \t]+:[\w-]+:(?:[ \t]|$)")  # "   :target: url" under ".. image:: x"
-
-
-def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group(0))
-
-
-def mask_inline(text: str, keep_code: bool = False) -> str:
-    """``text`` with inline markup replaced by spaces (same length, line breaks kept); with ``keep_code``,
-    inline code stays (where a statement starts and ends: "`--net` is only required ..." starts at its code)."""
-    if not keep_code:
-        text = _CODE.sub(_blank, text)
-    text = _IMAGE.sub(_blank, text)
-    text = _AUTOLINK.sub(_blank, text)
-    text = _LINK.sub(lambda m: " " + m.group(2) + re.sub(r"[^\n]", " ", m.group(3)), text)
-    text = _URL.sub(_blank, text)
-    text = _HTML.sub(_blank, text)
-    text = _FOOTNOTE.sub(_blank, text)
-    text = _HARD_BREAK.sub(_blank, text)
-    previous = None
-    while previous != text:  # nested emphasis: **a _b_ c**
-        previous = text
-        text = _EMPHASIS.sub(lambda m: " " * len(m.group(1)) + m.group(2) + " " * len(m.group(1)), text)
-    return text.replace("\\", " ")
 
 
 class _Lines:
@@ -245,7 +206,7 @@ def _spans(content: str) -> list[Span]:
             if literal and not in_item and content[start:start + 1] in (" ", "\t"):  # reST's literal block
                 spans += _blocks(content, start, end, FactKind.code, section)
                 continue
-            literal = _LITERAL_NEXT.search(content, start, end) is not None
+            literal = LITERAL_NEXT.search(content, start, end) is not None
             kind = FactKind.item if in_item else FactKind.sentence
             spans += _paragraph(content, lines, token.map[0], token.map[1], inline, kind, section)
         elif token.type in ("fence", "code_block", "html_block", "table_open") and token.map:
@@ -379,8 +340,8 @@ def _paragraph(content: str, lines: _Lines, first: int, last: int, inline: Token
         neighbours = (number > 0 and fields[number - 1]) or (number + 1 < len(fields) and fields[number + 1])
         if _TIMED_HEADER.match(content, start + a) or _ROLE_HEADER.match(content, start + a):
             flush()  # a new speaker's turn starts a new sentence
-        markup = _MARKUP_LINE.match(content, start + a, start + b)
-        if markup or (directive and _REST_OPTION.match(content, start + a, start + b)):
+        markup = MARKUP_LINE.match(content, start + a, start + b)
+        if markup or (directive and REST_OPTION.match(content, start + a, start + b)):
             flush()  # a docs-tool directive, an include or a template line: markup, not prose
             spans += _trimmed(content, content[start + a:start + b], start + a, FactKind.directive, section)
             directive = True
