@@ -17,6 +17,7 @@ import re
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -326,6 +327,18 @@ def open_corpus(page: Page, base: str, namespace: str, kind: str, view: str = ""
     page.locator("#completeness").filter(has_text=re.compile("^showing")).wait_for(timeout=30_000)
 
 
+@contextmanager
+def corpus_page(base: str, token: str, namespace: str, kind: str) -> Iterator[tuple[Page, list[str], list[str]]]:
+    """The graph page, signed in, showing a corpus: (page, requests that left the machine, page errors)."""
+    with offline_page(base) as (page, outside):
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{base}/graph")
+        page.evaluate("(token) => sessionStorage.setItem('graphmem.token', token)", token)
+        open_corpus(page, base, namespace, kind)
+        yield page, outside, errors
+
+
 def corpus_answer(site: tuple[str, str], namespace: str, kind: str) -> dict[str, Any]:
     query, depth = CORPUS_SEEDS[kind]
     return api(site, seed="query", query=query, scope=namespace, depth=depth, **CORPUS_CAPS)
@@ -375,12 +388,7 @@ def test_graph_page_folds_facts_into_counted_document_entity_edges(corpus_site: 
     answer = corpus_answer(corpus_site, namespace, kind)
     assert answer["next_cursor"] is None  # the whole corpus is on one page
     folds = expected_folds(answer)
-    with offline_page(base) as (page, outside):
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{base}/graph")
-        page.evaluate("(token) => sessionStorage.setItem('graphmem.token', token)", token)
-        open_corpus(page, base, namespace, kind)
+    with corpus_page(base, token, namespace, kind) as (page, outside, errors):
         assert drawn(page) == (len(answer["nodes"]), len(answer["edges"]))
 
         # documents are captioned: their title, else their first words
@@ -453,12 +461,7 @@ def test_graph_page_relations_view_shows_entities_and_triples_asserted_apart(
         assert all(e["asserted"] is False for e in triples if e not in asserted)
     else:
         assert not asserted
-    with offline_page(base) as (page, outside):
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{base}/graph")
-        page.evaluate("(token) => sessionStorage.setItem('graphmem.token', token)", token)
-        open_corpus(page, base, namespace, kind)
+    with corpus_page(base, token, namespace, kind) as (page, outside, errors):
         page.locator("#relations").click()
         until(page, "() => window.graphmem.view === 'relations'", None)
         assert "view=relations" in page.url
