@@ -7,13 +7,25 @@ UNWIND $ids AS entity_id
 MATCH (e:Entity {id: entity_id})
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 
 // name: entity_by_key
 MATCH (e:Entity {entity_key: $key})
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+
+// The entities a form names as an alias (ingest/aliases.py): registered for it, and named so by a mention in
+// the view (an alias only forgotten memories used is no name of it). Several when the form became ambiguous.
+// name: entities_by_alias
+UNWIND $alias_keys AS alias_key
+MATCH (a:Alias {alias_key: alias_key})-[:ALIAS_OF]->(e:Entity)
+WHERE a.namespace IN $namespaces AND e.namespace = a.namespace
+  AND EXISTS { MATCH (e)<-[m:MENTIONS]-(f:Fact) WHERE m.alias = a.form AND {{ in_view(f) }} AND {{ path_filter(f) }} }
+WITH DISTINCT e
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+ORDER BY name, id
+LIMIT $limit
 
 // Newest first, up to $limit per entity (one entity for a read, a batch for GraphQL's loaders; a read asks
 // for one more than it shows, to say whether the list was cut).
@@ -108,7 +120,7 @@ CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 ORDER BY score DESC, id
 LIMIT 1
 
@@ -128,7 +140,7 @@ WHERE e.namespace = $namespace AND {{ entity_where(e) }}
 WITH e, coalesce(e.name, '') AS name
 ORDER BY name ASC, e.id ASC
 LIMIT $limit
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 
 // name: entities_page_name_desc
 MATCH (e:Entity)
@@ -139,4 +151,4 @@ WHERE e.namespace = $namespace AND {{ entity_where(e) }}
 WITH e, coalesce(e.name, '') AS name
 ORDER BY name DESC, e.id ASC
 LIMIT $limit
-RETURN e.id AS id, e.name AS name, e.type AS type
+RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases

@@ -59,6 +59,65 @@ WHERE e.namespace = $namespace AND e.type_label IS NULL
 SET e:$(e.type), e.type_label = e.type
 RETURN count(e) AS changed
 
+// Aliases (ingest/aliases.py): the entities each form is registered for, as a short form or a linked form.
+// name: alias_targets
+UNWIND $alias_keys AS alias_key
+MATCH (a:Alias {alias_key: alias_key})-[:ALIAS_OF]->(e:Entity)
+WHERE a.namespace = $namespace AND e.namespace = $namespace
+RETURN a.form AS form, e.entity_key AS key, e.type AS type, e.asserted_type AS asserted_type
+
+// name: aliases_register
+UNWIND $aliases AS row
+MATCH (e:Entity {entity_key: row.entity_key})
+WHERE e.namespace = $namespace
+MERGE (a:Alias {alias_key: row.alias_key})
+ON CREATE SET a.namespace = $namespace, a.form = row.form
+MERGE (a)-[:ALIAS_OF]->(e)
+RETURN count(*) AS registered
+
+// A full name that arrives after its short form was stored alone takes that entity in: its mentions (which
+// keep their text and record the form), its triples, then the node itself. Never an entity an agent named.
+// name: entity_absorb_mentions
+UNWIND $absorb AS row
+MATCH (short:Entity {entity_key: row.short_key})
+WHERE short.namespace = $namespace AND short.asserted_type IS NULL
+  AND NOT EXISTS { MATCH (short)<-[am:MENTIONS]-(:Fact) WHERE am.asserted }
+MATCH (full:Entity {entity_key: row.full_key})
+WHERE full.namespace = $namespace
+MATCH (f:Fact)-[m:MENTIONS]->(short)
+CREATE (f)-[n:MENTIONS]->(full)
+SET n.starts = m.starts, n.ends = m.ends, n.text = m.text, n.namespace = m.namespace, n.alias = row.form
+DELETE m
+RETURN count(n) AS moved
+
+// name: entity_absorb_triples
+UNWIND $absorb AS row
+MATCH (short:Entity {entity_key: row.short_key})
+WHERE short.namespace = $namespace AND NOT EXISTS { MATCH (short)<-[:MENTIONS]-(:Fact) }
+MATCH (full:Entity {entity_key: row.full_key})
+WHERE full.namespace = $namespace
+CALL (short, full) {
+  MATCH (short)-[r:RELATES]->(o:Entity)
+  CREATE (full)-[n:RELATES]->(o)
+  SET n = properties(r)
+  DELETE r
+  RETURN count(n) AS moved
+  UNION ALL
+  MATCH (o:Entity)-[r:RELATES]->(short)
+  CREATE (o)-[n:RELATES]->(full)
+  SET n = properties(r)
+  DELETE r
+  RETURN count(n) AS moved
+}
+RETURN sum(moved) AS moved
+
+// name: entity_absorb_delete
+UNWIND $absorb AS row
+MATCH (short:Entity {entity_key: row.short_key})
+WHERE short.namespace = $namespace AND NOT EXISTS { MATCH (short)<-[:MENTIONS]-(:Fact) }
+DETACH DELETE short
+RETURN count(*) AS deleted
+
 // Candidates for SIMILAR_TO among the namespace's existing entities (over-fetched, then filtered).
 // name: entities_similar
 UNWIND $entities AS row
@@ -86,7 +145,7 @@ MATCH (e:Entity {entity_key: m.entity_key})
 WHERE e.namespace = $namespace
 CREATE (f)-[r:MENTIONS]->(e)
 SET r.starts = m.starts, r.ends = m.ends, r.text = m.text, r.namespace = $namespace,
-    r.asserted = CASE WHEN m.asserted THEN true END
+    r.asserted = CASE WHEN m.asserted THEN true END, r.alias = m.alias
 RETURN count(r) AS created
 
 // name: triples_create

@@ -30,6 +30,10 @@ CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE
 // name: constraint_entity_key
 CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (n:Entity) REQUIRE n.entity_key IS UNIQUE
 
+// alias_key = namespace + '|' + normalised form (ingest/aliases.py).
+// name: constraint_alias_key
+CREATE CONSTRAINT alias_key IF NOT EXISTS FOR (n:Alias) REQUIRE n.alias_key IS UNIQUE
+
 // name: constraint_receipt_id
 CREATE CONSTRAINT receipt_id IF NOT EXISTS FOR (n:Receipt) REQUIRE n.id IS UNIQUE
 

@@ -15,6 +15,11 @@ END
 // fragment: entity_in_view
 EXISTS { MATCH (_x_)<-[:MENTIONS]-(vf:Fact) WHERE {{ in_view(vf) }} AND {{ path_filter(vf) }} }
 
+// The other names an entity's mentions in the view gave it (ingest/aliases.py), as written, at most 20.
+// fragment: entity_aliases
+COLLECT { MATCH (_x_)<-[am:MENTIONS]-(af:Fact) WHERE am.alias IS NOT NULL AND af.namespace = _x_.namespace
+          AND {{ in_view(af) }} RETURN DISTINCT am.text AS alias ORDER BY alias LIMIT 20 }
+
 // A triple (a RELATES relationship) is visible while the fact it was read from is in the view.
 // fragment: triple_in_view
 EXISTS { MATCH (tf:Fact {id: _x_.fact_id}) WHERE tf.namespace = _x_.namespace AND {{ in_view(tf) }} }

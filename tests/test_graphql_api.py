@@ -147,7 +147,7 @@ def test_fact_entity_and_their_relationships(client: TestClient, auth: Headers) 
 def test_entity_and_fact_relationships_are_batched(client: TestClient, auth: Headers,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(8):
-        remember(client, auth, f"Engineer{number} Okafor maintains the Orbit{number} service.")
+        remember(client, auth, f"Engineer{number} Okafor{number} maintains the Orbit{number} service.")
     sent = sent_statements(monkeypatch)
     query = """query($first: Int!) { entities(first: $first) { edges { node {
         facts(first: 3) { id entities { id } triples { statement } }

@@ -52,8 +52,10 @@ def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService,
                                                          ns: str, graph: neo4j.Driver) -> None:
     added = service.add_document(ctx, ns, doc(TEXT))
     assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Chunk": 1, "Entity": 5, "Person": 2,
-                                       "Organization": 1, "Place": 1, "Technology": 1, "StoredTail": 1}
-    assert edge_counts(graph, ns) == {"CONTAINS": 3 + 1, "MENTIONS": 6, "RELATES": 3}  # 3 facts, 1 chunk
+                                       "Organization": 1, "Place": 1, "Technology": 1, "StoredTail": 1,
+                                       "Alias": 2}  # a person's first and last name (ingest/aliases.py)
+    assert edge_counts(graph, ns) == {"CONTAINS": 3 + 1, "MENTIONS": 6, "RELATES": 3,  # 3 facts, 1 chunk
+                                      "ALIAS_OF": 2}
     rows = query(graph, "MATCH (s:Entity)-[r:RELATES]->(o:Entity) WHERE r.namespace = $ns "
                         "RETURN s.name AS s, r.predicate AS p, o.name AS o, r.negated AS n, r.document_id AS d, "
                         "r.fact_id IS NOT NULL AS has_fact ORDER BY p", ns=ns)
@@ -231,7 +233,7 @@ def test_type_follows_the_majority_and_the_label_follows_the_type(service: Memor
                                                                   ns: str, graph: neo4j.Driver) -> None:
     service.add_document(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here
     before = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l", k=f"{ns}|jordan")
-    service.add_document(ctx, ns, doc("Jordan Smith met Jordan."))
+    service.add_document(ctx, ns, doc("Alex Smith met Jordan."))
     service.add_document(ctx, ns, doc("Jordan works at Microsoft. Jordan wrote the report."))
     after = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l, "
                          "e.type_labels AS tl, e.type_counts AS tc", k=f"{ns}|jordan")

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from strawberry.dataloader import DataLoader
 
 from graphmem.model import CallerContext
-from graphmem.results import Document, DocumentInfo, EntityFact, EntityRef, FactInfo, FactRecord, Neighbour, TripleHit
+from graphmem.results import (
+    Document,
+    DocumentInfo,
+    EntityFact,
+    EntityRef,
+    EntityWithAliases,
+    FactInfo,
+    FactRecord,
+    Neighbour,
+    TripleHit,
+)
 from graphmem.service.memory import MemoryService
 
 if TYPE_CHECKING:
@@ -63,8 +73,8 @@ class Loaders:
             lambda s, ctx, ns, ids, _: s.entities_of_facts(ctx, ids), list)
         self.fact_triples: DataLoader[Key, list[TripleHit]] = loader(
             lambda s, ctx, ns, ids, b: s.triples_of_facts(ctx, ids, b[0]), list)
-        self.entities: DataLoader[Key, EntityRef | None] = loader(
-            lambda s, ctx, ns, ids, _: s.get_entities(ctx, ns, ids), lambda: None)
+        self.entities: DataLoader[Key, EntityWithAliases | None] = loader(
+            lambda s, ctx, ns, ids, b: s.get_entities(ctx, ns, ids, b[0]), lambda: None)
         self.entity_facts: DataLoader[Key, list[EntityFact]] = loader(
             lambda s, ctx, ns, ids, b: s.facts_of_entities(ctx, ns, ids, b[0], b[1]), list)
         self.entity_neighbours: DataLoader[Key, list[Neighbour]] = loader(

@@ -170,6 +170,12 @@ class Entity:
     def from_ref(cls, ref: EntityRef, namespace: str, view: View = CURRENT) -> Entity:
         return cls(id=strawberry.ID(ref.id), name=ref.name, type=ref.type, namespace=namespace, view=view)
 
+    @strawberry.field(description="other names the memories in view gave it, as written: a short name ('Maya' "
+                                  "for 'Maya Okafor') or the other number")
+    async def aliases(self, info: Info) -> list[str]:
+        ref = await info.context.loaders.entities.load((self.namespace, str(self.id), self.view))
+        return ref.aliases if ref is not None else []
+
     @strawberry.field(description="the facts that mention it, newest first (first: 0-1000)")
     async def facts(self, info: Info, first: int = FIRST) -> list[Fact]:
         mentions = await info.context.loaders.entity_facts.load((self.namespace, str(self.id), first, self.view))

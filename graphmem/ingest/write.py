@@ -31,6 +31,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from graphmem.errors import GraphmemError
+from graphmem.ingest.aliases import AliasPlan, Known, number_variants, short_forms
+from graphmem.ingest.aliases import plan as alias_plan
 from graphmem.ingest.extract import EXTRACTOR
 from graphmem.ingest.pipeline import PreparedDocument, StageTimes
 from graphmem.ingest.resolve import display, entity_key, vote
@@ -102,6 +104,30 @@ class _Rows:
     seen_types: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     stated_types: dict[str, str] = field(default_factory=dict)  # entity key → the type an agent stated
     names: dict[str, tuple[str, str]] = field(default_factory=dict)  # entity key → display name, kind
+    asserted: set[str] = field(default_factory=set)  # entity keys an agent's statement names
+
+    def link(self, links: dict[str, tuple[str, str]]) -> None:
+        """Point the mentions and triples of each linked key at its target (``ingest/aliases.py``); a linked
+        mention records its form."""
+        mentions: dict[tuple[str, str], dict[str, Any]] = {}
+        for (fact_id, key), entry in self.mentions.items():
+            if key in links:
+                target, form = links[key]
+                entry = {**entry, "entity_key": target, "alias": form}
+                key = target
+            kept = mentions.setdefault((fact_id, key), entry)
+            if kept is not entry:  # the fact names the target in both forms: one mention, every span
+                kept["starts"] = kept["starts"] + entry["starts"]
+                kept["ends"] = kept["ends"] + entry["ends"]
+        self.mentions = mentions
+        for triple in self.triples:
+            for end in ("subject_key", "object_key"):
+                if triple[end] in links:
+                    triple[end] = links[triple[end]][0]
+        for key, (target, _) in links.items():
+            self.seen_types[target].extend(self.seen_types.pop(key, []))
+            self.names.setdefault(target, self.names[key])  # only a new entity takes its name from here
+            del self.names[key]
 
 
 def _rows(namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], user_name: str) -> _Rows:
@@ -117,14 +143,20 @@ def _rows(namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], 
                 rows.names.setdefault(key, (name, kind))
                 if fact.assertion is None:
                     rows.seen_types[key].append(kind)
-                elif kind:  # an agent's mention without a type (an observation, a relation's end) says none
+                else:
+                    rows.asserted.add(key)
+                # an agent's mention without a type (an observation, a relation's end) says none
+                if fact.assertion is not None and kind:
                     rows.stated_types[key] = kind
                 entry = rows.mentions.setdefault((record["id"], key), {
                     "fact_id": record["id"], "entity_key": key, "starts": [], "ends": [],
-                    "text": document["content"][mention.start:mention.end], "asserted": fact.assertion is not None})
+                    "text": document["content"][mention.start:mention.end], "asserted": fact.assertion is not None,
+                    "alias": None})
                 entry["starts"].append(mention.start)
                 entry["ends"].append(mention.end)
             for triple in fact.triples:
+                if fact.assertion is not None:
+                    rows.asserted.update(entity_key(namespace, end) for end in (triple.subject, triple.object))
                 rows.triples.append({
                     "subject_key": entity_key(namespace, triple.subject), "predicate": triple.predicate,
                     "object_key": entity_key(namespace, triple.object), "negated": triple.negated,
@@ -133,14 +165,37 @@ def _rows(namespace: str, batch: list[tuple[dict[str, Any], PreparedDocument]], 
     return rows
 
 
-def _entities(tx: Tx, namespace: str, rows: _Rows,
+def _aliases(tx: Tx, namespace: str, rows: _Rows) -> tuple[dict[str, dict[str, Any]], AliasPlan]:
+    """The stored entities the batch names, after linking its short names and plurals (``ingest/aliases.py``):
+    only the batch's new names cost lookups (their other-number forms, short forms and registered targets)."""
+    existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(rows.names), namespace=namespace)}
+    prefix = f"{namespace}|"
+    mentioned = {key: (rows.stated_types.get(key) or vote([], [], rows.seen_types[key], None)[2],
+                       key not in rows.asserted) for key in rows.names}
+    shorts = {key: short_forms(key.removeprefix(prefix), mentioned[key][0])
+              for key in rows.names if key not in existing}
+    forms = {form for key, short in shorts.items() for form in short | {key.removeprefix(prefix)}}
+    around = {prefix + form for key, short in shorts.items()
+              for form in short | number_variants(key.removeprefix(prefix))} - existing.keys()
+    nearby = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(around), namespace=namespace)}
+    registered = tx.run("alias_targets", alias_keys=sorted(prefix + form for form in forms), namespace=namespace)
+    targets: dict[str, list[str]] = defaultdict(list)
+    for row in registered:
+        targets[row["form"]].append(row["key"])
+    stored = {key: Known(key.removeprefix(prefix), row["type"], row["asserted_type"] is not None)
+              for key, row in {**existing, **nearby, **{row["key"]: row for row in registered}}.items()}
+    plan = alias_plan(namespace, mentioned, stored, targets)
+    rows.link(plan.links)
+    return {**existing, **{key: row for key, row in nearby.items() if key in rows.names}}, plan
+
+
+def _entities(rows: _Rows, existing: dict[str, dict[str, Any]],
               embeddings: dict[str, list[float]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Upsert rows for the batch's entities, typed by vote against what the graph holds, and those of them not
     stored yet that have a vector. Only a new entity's vector is sent: the upsert writes it on create only, and
     384 floats a row for every known entity of the batch were most of the statement's payload in a bulk load.
     A type an agent stated (now, or before) is the entity's type; the vote goes on beside it, so the voted
     type returns when the agent's statements are deleted."""
-    existing = {row["key"]: row for row in tx.run("entities_by_keys", keys=sorted(rows.names), namespace=namespace)}
     entities = []
     for key in sorted(rows.names):
         name, _ = rows.names[key]
@@ -163,7 +218,8 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
     embeddings: dict[str, list[float]] = {}
     for _, prepared in batch:
         embeddings.update(prepared.entity_embeddings)
-    entities, new = _entities(tx, namespace, rows, embeddings) if rows.names else ([], [])
+    existing, aliases = _aliases(tx, namespace, rows) if rows.names else ({}, AliasPlan())
+    entities, new = _entities(rows, existing, embeddings) if rows.names else ([], [])
     # the similarity reads run while this transaction writes everything but the links (module docstring);
     # threads of this write's own, so that it never queues behind other writers' reads while it is open
     readers = ThreadPoolExecutor(max_workers=SIMILAR_READERS, thread_name_prefix="graphmem-similar")
@@ -178,6 +234,7 @@ def _write(tx: Tx, namespace: str, batch: list[tuple[dict[str, Any], PreparedDoc
         if rows.chunks:
             tx.run_chunked("chunks_create", "chunks", rows.chunks)
         relabel = _entities_write(tx, namespace, rows, entities, embeddings, now) if entities else []
+        _aliases_write(tx, namespace, aliases)
     finally:  # a failed write waits for its reads too (none is left running), and its own error is raised
         with options.times.timing("similar"):
             readers.shutdown(wait=True)
@@ -201,6 +258,15 @@ def _entities_write(tx: Tx, namespace: str, rows: _Rows, entities: list[dict[str
     if rows.triples:
         tx.run_chunked("triples_create", "triples", rows.triples, namespace=namespace)
     return sorted(row["key"] for row in upserted if row["relabel"])
+
+
+def _aliases_write(tx: Tx, namespace: str, plan: AliasPlan) -> None:
+    """Absorb the bare short names a new full name takes in, then register the batch's forms."""
+    if plan.absorb:
+        for statement in ("entity_absorb_mentions", "entity_absorb_triples", "entity_absorb_delete"):
+            tx.run(statement, absorb=plan.absorb, namespace=namespace)
+    if plan.register:
+        tx.run_chunked("aliases_register", "aliases", plan.register, namespace=namespace)
 
 
 def _follow(tx: Tx, namespace: str, document_ids: list[str]) -> None:

@@ -19,6 +19,14 @@ class EntityRef(BaseModel):
     name: str | None
     type: str | None
 
+
+class EntityWithAliases(EntityRef):
+    """An entity as entity lists and lookups name it: with its aliases."""
+
+    aliases: list[str] = Field(description=(
+        "other names the memories in view gave it, as written: a short name ('Maya' for 'Maya Okafor') or "
+        "the other number"))
+
 # ---- documents ----------------------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.results.documents import EntityRef
+from graphmem.results.documents import EntityWithAliases
 
 # ---- the evidence-graph export ------------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ class Neighbour(BaseModel):
 
 
 class EntityList(BaseModel):
-    items: list[EntityRef]
+    items: list[EntityWithAliases]
     total: int = Field(description="entities in the namespace, view and conditions")
     limit: int
     next_cursor: str | None = Field(None, description="None on the last page")
@@ -121,6 +121,7 @@ class EntityDetail(BaseModel):
     id: str
     name: str | None
     type: str | None
+    aliases: list[str] = Field(description="other names the memories in view gave it, as written")
     facts: list[EntityFact] = Field(description="newest first")
     facts_total: int
     facts_cut: bool = Field(description="more facts mention it than are listed")

@@ -17,6 +17,7 @@ class Signal(StrEnum):
     fulltext = "fulltext"
     graph = "graph"
     name = "name"  # entity search: the name's full-text match
+    alias = "alias"  # entity search: the query is one of the entity's aliases (ingest/aliases.py)
     memory = "memory"  # fact search: the fact's memory ranks high by its own signals (its best fact only)
     memory_vector = "memory_vector"  # document search: the memory's own vector (its best chunk)
     memory_fulltext = "memory_fulltext"  # document search: the memory's own full-text entry (its best chunk)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphmem.ingest.aliases import alias_keys
 from graphmem.model import EntitySearchRequest
 from graphmem.results import EntityHit, Signal
 from graphmem.search.fuse import rrf
 from graphmem.search.lucene import escape_lucene
-from graphmem.search.retrieve import ENTITIES, ranked, vector_ranked, widening
+from graphmem.search.retrieve import ENTITIES, Candidate, ranked, vector_ranked, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
 
-ENTITY_WEIGHTS = {Signal.vector: 1.0, Signal.name: 1.0}  # a typed name is as strong as meaning for entities
+# a typed name is as strong as meaning for entities, and a name the memories gave it as strong as its own
+ENTITY_WEIGHTS = {Signal.vector: 1.0, Signal.name: 1.0, Signal.alias: 1.0}
 ENTITY_RRF_K = 5
 MAX_DEPTH = 500  # entities a paged search reaches at most
 
@@ -38,6 +40,9 @@ def search_entities(tx: Tx, dialect: Dialect, namespaces: list[str], vector: lis
         rows = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
                         {**params, "query": query}, pool)
         lists[Signal.name] = ranked(rows)
+        aliased = tx.run("entities_by_alias", alias_keys=alias_keys(namespaces, [request.query]), limit=pool, **params)
+        if aliased:
+            lists[Signal.alias] = [Candidate(row["id"], 1.0, 1) for row in aliased]
     fused = rrf(lists, ENTITY_WEIGHTS, ENTITY_RRF_K)[:depth]
     if after is not None:
         fused = [f for f in fused if (-f.score, f.id) > (-after[0], after[1])]

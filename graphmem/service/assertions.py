@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from graphmem import records
+from graphmem.ingest.aliases import alias_keys
 from graphmem.ingest.extract import Triple
 from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.pipeline import Statement
@@ -283,14 +284,23 @@ class Assertions:
 
     def find_by_name(self, ctx: CallerContext, namespace: str, names: Sequence[str]) -> KnowledgeGraph:
         """The entities with these names (matched as entities are keyed: case, articles and punctuation
-        folded), with their observations and relations."""
+        folded), or, for a name no entity has, the entities it is an alias of; with their observations and
+        relations."""
         ns = readable(ctx, namespace)
         keys = sorted({_key(ns, name) for name in names})
         scope = {"namespace": ns, **view_params(CURRENT), **path_params(None)}
-        rows = self.core.store.read(lambda tx: tx.run("entities_by_keys_in_view", keys=keys, **scope))
+
+        def read(tx: Tx) -> list[dict[str, Any]]:
+            exact = tx.run("entities_by_keys_in_view", keys=keys, **scope)
+            named = {key.split("|", 1)[1] for key in keys} - {row["normalized_name"] for row in exact}
+            aliased = tx.run("entities_by_alias", alias_keys=alias_keys([ns], named), namespaces=[ns],
+                             limit=len(named) * SEARCH_ENTITIES, **scope) if named else []
+            return list({row["id"]: row for row in [*exact, *aliased]}.values())
+
+        rows = self.core.store.read(read)
         return self._knowledge(ns, [EntityRef.model_validate(row) for row in rows])
 
-    def _knowledge(self, ns: str, entities: list[EntityRef]) -> KnowledgeGraph:
+    def _knowledge(self, ns: str, entities: Sequence[EntityRef]) -> KnowledgeGraph:
         ids = [entity.id for entity in entities]
         if not ids:
             return KnowledgeGraph(entities=[], relations=[])

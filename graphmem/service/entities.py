@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from graphmem.errors import NotFound
+from graphmem.ingest.aliases import alias_keys
 from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.resolve import entity_key
 from graphmem.model import CallerContext, EntityListOptions, EntityLookup, EntitySort, PathRequest, View, checked
@@ -23,7 +24,7 @@ from graphmem.results import (
     EntityFact,
     EntityList,
     EntityPath,
-    EntityRef,
+    EntityWithAliases,
     Neighbour,
     PathResult,
     PathStep,
@@ -37,10 +38,10 @@ from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
 
 PATH_FANOUT = 25
-ENTITIES = Listing[EntityRef](
+ENTITIES = Listing[EntityWithAliases](
     purpose="entities", count="entities_list_count", key_names=("name", "id"),
     pages={EntitySort.name: "entities_page", EntitySort.name_desc: "entities_page_name_desc"},
-    item=EntityRef.model_validate, key=lambda item: {"name": item.name or "", "id": item.id})
+    item=EntityWithAliases.model_validate, key=lambda item: {"name": item.name or "", "id": item.id})
 PATH_FRONTIER = 500
 
 
@@ -61,7 +62,7 @@ class Entities:
             neighbours = _neighbours_of(tx, scope, [row["id"]], lookup.neighbours + 1).get(row["id"], []) \
                 if lookup.neighbours else []
             return EntityDetail(
-                id=row["id"], name=row["name"], type=row["type"], facts=facts[:lookup.facts],
+                id=row["id"], name=row["name"], type=row["type"], aliases=row["aliases"], facts=facts[:lookup.facts],
                 facts_total=int(total["total"]) if total else 0, facts_cut=len(facts) > lookup.facts,
                 neighbours=neighbours[:lookup.neighbours], neighbours_cut=len(neighbours) > lookup.neighbours)
 
@@ -76,12 +77,13 @@ class Entities:
         return EntityList(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
                           cursors=page.cursors)
 
-    def many(self, ctx: CallerContext, namespace: str, entity_ids: list[str], view: View) -> dict[str, EntityRef]:
+    def many(self, ctx: CallerContext, namespace: str, entity_ids: list[str],
+             view: View) -> dict[str, EntityWithAliases]:
         """Entities by id in one statement; ids not visible in the view are absent."""
         scope = self._scope(ctx, namespace, view)
         ids = checked_ids(entity_ids)
         rows = self.core.store.read(lambda tx: tx.run("entities_get", ids=ids, **scope))
-        return {row["id"]: EntityRef.model_validate(row) for row in rows}
+        return {row["id"]: EntityWithAliases.model_validate(row) for row in rows}
 
     def facts_of(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
                  view: View) -> dict[str, list[EntityFact]]:
@@ -135,14 +137,17 @@ def _neighbours_of(tx: Tx, scope: dict[str, Any], ids: list[str], limit: int) ->
 
 
 def _resolve(tx: Tx, index: str, scope: dict[str, Any], entity_id: str | None, name: str | None) -> dict[str, Any]:
-    """The visible entity of that id, or of that name: its normalised name first, else the best full-text
-    match. Not visible, or no match: not found."""
+    """The visible entity of that id, or of that name: its normalised name first, then an alias (the first by
+    name where the alias became ambiguous), else the best full-text match. Not visible, or no match: not
+    found."""
     if entity_id is not None:
         row = tx.single("entities_get", ids=[entity_id], **scope)
     else:
         assert name is not None
         key = entity_key(scope["namespace"], ExtractedEntity(name, "Concept"))
-        row = tx.single("entity_by_key", key=key, **scope)
+        row = tx.single("entity_by_key", key=key, **scope) or \
+            tx.single("entities_by_alias", alias_keys=alias_keys([scope["namespace"]], [name]),
+                      namespaces=[scope["namespace"]], limit=1, **scope)
         query = escape_lucene(name)
         if row is None and query is not None:
             row = tx.single("entity_by_name_match", index=index, query=query, k=200, **scope)

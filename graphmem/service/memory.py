@@ -70,6 +70,7 @@ from graphmem.results import (
     EntityList,
     EntityPage,
     EntityRef,
+    EntityWithAliases,
     ExportResult,
     FactHit,
     FactInfo,
@@ -280,7 +281,7 @@ class MemoryService:
         return self._entities.get(ctx, namespace, lookup)
 
     def get_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str],
-                     view: View = CURRENT) -> dict[str, EntityRef]:
+                     view: View = CURRENT) -> dict[str, EntityWithAliases]:
         """Entities by id in one read (for batching front ends); ids not visible in the view are absent."""
         return self._entities.many(ctx, namespace, entity_ids, view)
 
