@@ -29,6 +29,13 @@ def entities(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, l
     return {item.name or "": item.aliases for item in page.items}
 
 
+def stored(service: MemoryService, ctx: CallerContext, ns: str, *texts: str) -> dict[str, list[str]]:
+    """Store the texts one by one, in order, as the notes of a team arrive; then ``entities``."""
+    for text in texts:
+        add(service, ctx, ns, text)
+    return entities(service, ctx, ns)
+
+
 def test_the_forms_a_name_can_be_shortened_to() -> None:
     assert short_forms("maya okafor", "Person") == {"maya", "okafor"}
     assert short_forms("maya okafor", "Name") == {"maya", "okafor"}  # an unknown type may be a person's
@@ -64,11 +71,10 @@ def test_a_plan_links_one_candidate_and_refuses_two() -> None:
 
 def test_a_short_name_links_to_its_full_form_in_either_order(service: MemoryService, ctx: CallerContext,
                                                              ns: str) -> None:
-    add(service, ctx, ns, "Maya reviewed the budget on Monday.")
-    add(service, ctx, ns, "Maya Okafor leads Project Falcon at Tidewater Labs.")
-    add(service, ctx, ns, "Falcon ships in March, and Tidewater hired two engineers.")
-    add(service, ctx, ns, "Maya presented the Falcon demo to Okafor's manager.")
-    found = entities(service, ctx, ns)
+    found = stored(service, ctx, ns, "Maya reviewed the budget on Monday.",
+                   "Maya Okafor leads Project Falcon at Tidewater Labs.",
+                   "Falcon ships in March, and Tidewater hired two engineers.",
+                   "Maya presented the Falcon demo to Okafor's manager.")
     assert "Maya" not in found and "Falcon" not in found and "Tidewater" not in found and "Okafor" not in found
     assert set(found["Maya Okafor"]) == {"Maya", "Okafor"}
     assert found["Project Falcon"] == ["Falcon"] and found["Tidewater Labs"] == ["Tidewater"]
@@ -83,11 +89,8 @@ def test_a_short_name_links_to_its_full_form_in_either_order(service: MemoryServ
 
 def test_a_second_full_form_makes_the_short_name_ambiguous(service: MemoryService, ctx: CallerContext,
                                                            ns: str) -> None:
-    add(service, ctx, ns, "Maya Okafor leads the design review.")
-    add(service, ctx, ns, "Maya approved the launch plan.")
-    add(service, ctx, ns, "Maya Chen joined the team as a designer.")
-    add(service, ctx, ns, "Maya called the client on Friday.")
-    found = entities(service, ctx, ns)
+    found = stored(service, ctx, ns, "Maya Okafor leads the design review.", "Maya approved the launch plan.",
+                   "Maya Chen joined the team as a designer.", "Maya called the client on Friday.")
     assert found["Maya Okafor"] == ["Maya"]  # the mention made before Maya Chen arrived stays linked
     assert "Maya" in found and found["Maya Chen"] == []  # a new bare "Maya" stays apart from both
     assert service.get_entity(ctx, ns, EntityLookup(name="Maya Okafor", facts=10)).facts_total == 2
@@ -96,17 +99,15 @@ def test_a_second_full_form_makes_the_short_name_ambiguous(service: MemoryServic
 
 def test_an_ambiguous_short_name_stored_first_is_not_absorbed(service: MemoryService, ctx: CallerContext,
                                                               ns: str) -> None:
-    add(service, ctx, ns, "Maya approved the launch plan.")
-    add(service, ctx, ns, "Maya Okafor and Maya Chen reviewed the launch plan.")
-    found = entities(service, ctx, ns)
+    found = stored(service, ctx, ns, "Maya approved the launch plan.",
+                   "Maya Okafor and Maya Chen reviewed the launch plan.")
     assert {"Maya", "Maya Okafor", "Maya Chen"} <= found.keys()
     assert found["Maya Okafor"] == [] and found["Maya Chen"] == []
 
 
 def test_plurals_are_one_entity(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    add(service, ctx, ns, "The Blue Herons won the regional cup in Leeds.")
-    add(service, ctx, ns, "Priya Natarajan coached the Blue Heron squad last spring.")
-    found = entities(service, ctx, ns)
+    found = stored(service, ctx, ns, "The Blue Herons won the regional cup in Leeds.",
+                   "Priya Natarajan coached the Blue Heron squad last spring.")
     assert "Blue Heron" not in found and found["Blue Herons"] == ["Blue Heron"]
 
 

@@ -165,7 +165,7 @@ def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str],
         before_line = status.inner_text()
         before = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
         entity = click_node(page, "node.entity", double=True)
-        around = api(site, seed="entity", id=entity["id"], **{**CAPS, "depth": 1})
+        around = api(site, seed="entity", id=entity["id"], count_reachable="false", **{**CAPS, "depth": 1})
         until(page, "(id) => window.graphmem.cy.getElementById(id).hasClass('expanded')", entity["id"])
         after = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
         assert after == before | {node["id"] for node in around["nodes"]}  # merged, nothing lost

@@ -7,8 +7,12 @@ conjunct subjects, objects, verbs and prepositions; passives (the ``by`` agent i
 the participle joins the predicate, "be based in"), also in relative clauses; relative and "where" clauses
 ("Dale County, where Marlow is the largest town" → (Marlow, be largest town in, Dale County)); descriptions
 ("Alice, the CTO of Acme"; "Northwind's director Ana Ruiz" → (Ana Ruiz, be director of, Northwind), and she
-is the verb's subject; "a publisher based in Oslo"); negation as a flag; first person as the user, "my N is
-X" → (user, N, X). Pronouns are resolved afterwards, over a memory's sentences (``references``).
+is the verb's subject; "a publisher based in Oslo"); a name owning a common noun ("runs the Falcon standup" →
+(run standup of, Falcon)); what a common-noun argument is said of ("starts as a designer in the Design
+Guild"); a place right after a name ("at Freight Forward in Rotterdam"); the subject an infinitive or gerund
+shares with its verb ("before leaving Halden"; never a wish or a plan); "to" read as a dative; negation as a
+flag; first person as the user, "my N is X" → (user, N, X). Pronouns are resolved afterwards, over a
+memory's sentences (``references``).
 
 What is kept, and why (measured per genre in ``benchmarks/data/extraction``, where most triples of an
 unrestricted parse were wrong): a subject that is named or the user; an object that is named, the user or a
@@ -33,10 +37,12 @@ from graphmem.ingest.names import (
     ExtractedEntity,
     argument_of,
     entity_span,
+    is_title,
     modifiers_of,
     name_tokens,
     named_entity,
     noun_lemma,
+    without_trailing_nouns,
 )
 
 _SUBJECTS = {"nsubj", "csubj"}
@@ -44,8 +50,13 @@ _OBJECTS = {"dobj", "obj", "attr", "oprd", "dative"}
 # "Until recently X lacked Y", "X was initially part of Y": what held once and no longer does is no fact now
 _LIMITED_TIME = frozenset({"until", "initially", "originally", "formerly", "previously", "once", "longer"})
 _HYPOTHETICAL = frozenset({"may", "might", "could", "would", "should", "'d"})
+# Verbs whose infinitive says what is meant, not what is done ("wants to resell", "plans to move")
+_INTENTIONS = frozenset({"want", "plan", "hope", "intend", "aim", "try", "need", "wish", "expect", "like", "love",
+                         "prefer", "decide", "seek", "mean", "explain", "learn", "know", "offer", "promise", "ask",
+                         "refuse", "fail", "forget", "design", "use", "come", "go", "have"})
+_DONE_WHEN = frozenset({"before", "after", "by", "while", "since", "on", "upon"})  # "before leaving Halden"
 _CONDITIONS = frozenset({"if", "unless", "whether"})
-EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/3"
+EXTRACTOR = "spacy-en_core_web_sm-3.8.0+rules/4"
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,7 @@ def extract(doc: Doc, offset: int | Sequence[int]) -> SentenceExtraction:
         return positions[start], positions[end - 1] + 1
 
     out = SentenceExtraction()
+    doc.ents = [trimmed for trimmed in map(without_trailing_nouns, doc.ents) if trimmed is not None]
     for ent in doc.ents:
         found = named_entity(ent)
         if found is not None:
@@ -204,6 +216,11 @@ def _subjects(verb: Token) -> list[ExtractedEntity]:
         return _arguments([head])
     if explicit:
         return _arguments(explicit)
+    # "Dan forwarded it to Priya": the small model reads a name opening a short note as a modifier of its verb
+    opening = [c for c in verb.children if verb.dep_ == "ROOT" and c.i == verb.sent.start and c.dep_ in (
+        "npadvmod", "nmod") and c.pos_ == "PROPN" and verb.tag_ in ("VBD", "VBZ", "VBP")]
+    if opening and _is_named(argument_of(opening[0])):
+        return _arguments(opening)
     if _agents(verb):
         return _arguments(_agents(verb))
     if _stative_passive(verb):
@@ -212,7 +229,26 @@ def _subjects(verb: Token) -> list[ExtractedEntity]:
         # "The ferry is operated by the Guild and sails to Brenn": the ferry sails, not the Guild
         shared = [c for c in verb.head.children if c.dep_ in (*_SUBJECTS, "nsubjpass") and not _relative(c)]
         return _arguments(shared) if shared else _subjects(verb.head)
-    return []
+    controller = _controller(verb)
+    return _subjects(controller) if controller is not None else []
+
+
+def _controller(verb: Token) -> Token | None:
+    """The verb whose subject an infinitive or gerund without one shares, where it states what was done:
+    "agreed to extend the pilot", "before leaving Halden", "Using Redis, it caches ...". Not a wish, plan or
+    purpose ("wants to resell", "met to go through"), not what was not done ("without flushing"), not a
+    passive ("designed to be used"), not after an object ("asked Oskar to translate" is Oskar's translating)."""
+    head = verb.head
+    if any(c.dep_ == "auxpass" or c.lower_ in ("how", "whether") for c in verb.children):
+        return None
+    if verb.dep_ == "pcomp" and head.dep_ == "prep" and head.lower_ in _DONE_WHEN:
+        head = head.head
+    elif verb.dep_ == "xcomp":
+        if head.lemma_.lower() in _INTENTIONS or any(c.dep_ in _OBJECTS for c in head.children):
+            return None
+    elif not (verb.dep_ == "advcl" and verb.tag_ == "VBG" and not any(c.dep_ == "mark" for c in verb.children)):
+        return None
+    return head if head.pos_ in ("VERB", "AUX") and head is not verb else None
 
 
 def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
@@ -238,15 +274,9 @@ def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
             pairs += [(f"be {phrase} in", ref) for ref in _arguments([verb.head]) if _is_named(ref)]
         return pairs
     pairs += _related(_predicate(verb), objects)
-    # "shows notifications from Beacon": what the object is said of joins the predicate
-    for noun in (each for given in objects for each in _with_conjuncts(given)):
-        if noun.pos_ == "NOUN" and entity_span(noun) is None:
-            pairs += [(f"{_predicate(verb)} {_noun_phrase(noun)} {prep.lower_}", ref) for prep in noun.children
-                      if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS
-                      for ref in _arguments(_pobjs(prep)) if _is_named(ref)]
     for prep in _prepositions(verb):
         for predicate, ref in _related(_predicate(verb, prep.lower_), _pobjs(prep)):
-            if prep.lower_ == "for" and ref.type == CONCEPT:
+            if prep.lower_ == "for" and ref.type == CONCEPT and not any(map(_named_part, _pobjs(prep))):
                 continue  # a purpose ("uses black for formatting") is no relation between two things
             pairs.append((predicate, ref))
     if where:  # "the town where she lives": she lives in the town
@@ -259,7 +289,8 @@ def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
 
 
 def _prepositions(verb: Token) -> list[Token]:
-    return [each for c in verb.children if c.dep_ == "prep"
+    """A verb's prepositions, and "to" read as a dative ("sends its alerts to PagerDuty")."""
+    return [each for c in verb.children if c.dep_ in ("prep", "dative")
             for each in _with_conjuncts(c) if each.pos_ == "ADP"]
 
 
@@ -267,7 +298,16 @@ def _pobjs(prep: Token) -> list[Token]:
     return [p for p in prep.children if p.dep_ == "pobj"]
 
 
-_NOUN_PREPOSITIONS = frozenset({"in", "at", "from", "for", "on", "to"})
+_NOUN_PREPOSITIONS = frozenset({"in", "at", "from", "for", "on", "to", "with", "about"})
+# As a noun's modifier these say what kind of thing it is, where, on which platform or about what ("a Rust
+# HTTP server", "the Lisbon office", "a Slack bot", "a GDPR chapter"), not whose part it is.
+_KIND_NAMES = frozenset({"Technology", "Language", "Place", "Product", "Law"})
+# Nouns a name before them names rather than owns: "the Harbour room" is a room called Harbour, "the popular
+# Hypothesis library" a library called Hypothesis.
+_NAMED_HEADS = frozenset({"room", "street", "road", "avenue", "lane", "square", "hall", "building", "station",
+                          "bridge", "yard", "depot", "library", "framework", "package", "module", "tool", "app",
+                          "application", "service", "plugin", "project", "platform", "product", "system"})
+_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})  # NER's place, even where the evidence left its type unknown
 
 
 def _related(predicate: str, tokens: Iterable[Token]) -> list[tuple[str, ExtractedEntity]]:
@@ -281,15 +321,31 @@ def _related(predicate: str, tokens: Iterable[Token]) -> list[tuple[str, Extract
     for word in (each for given in tokens for each in _with_conjuncts(given)):
         complements = [p for c in word.children if c.dep_ == "prep" and c.lower_ == "of" for p in _pobjs(c)]
         complements += [c for c in word.children if c.dep_ == "poss" and c.pos_ != "PRON"]
-        if entity_span(word) is None and word.pos_ == "NOUN" and complements:
-            pairs += [(f"{predicate} {_noun_phrase(word)} of", ref) for ref in _arguments(complements)]
-            continue
-        ref = argument_of(word)
-        if ref is not None:
-            pairs.append((predicate, ref))
-        if predicate == "be" and word.pos_ == "NOUN" and entity_span(word) is None:
-            pairs += _placed(word)
+        named = _named_modifiers(word)
+        if _description(word) and (complements or named):
+            phrase = _noun_phrase(word, without=named)
+            pairs += [(f"{predicate} {phrase} of", ref) for ref in _arguments([*complements, *named[:1]])]
+        else:
+            ref = argument_of(word)
+            if ref is not None:
+                pairs.append((predicate, ref))
+        if _description(word):
+            pairs += _placed(word) if predicate == "be" else _said_of(predicate, word)
     return pairs
+
+
+def _description(word: Token) -> bool:
+    """A common noun or a title, not part of a name ("the capital", "the CTO"; not "Leeds City Council")."""
+    span = entity_span(word)
+    return (word.pos_ == "NOUN" or is_title(word)) and (span is None or named_entity(span) is None)
+
+
+def _said_of(predicate: str, noun: Token) -> list[tuple[str, ExtractedEntity]]:
+    """What a common-noun argument is said of joins the predicate: "shows notifications from Beacon", "starts
+    as our second designer in the Design Guild", "hosts the demos in the Lisbon office"."""
+    return [(said, ref) for prep in noun.children if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS
+            for said, ref in _related(f"{predicate} {_noun_phrase(noun)} {prep.lower_}", _pobjs(prep))
+            if _is_named(ref) or any(_named_part(p) and argument_of(p) == ref for p in _pobjs(prep))]
 
 
 def _placed(noun: Token) -> list[tuple[str, ExtractedEntity]]:
@@ -303,8 +359,35 @@ def _placed(noun: Token) -> list[tuple[str, ExtractedEntity]]:
     return [(predicate, ref) for predicate, ref in pairs if _is_named(ref)]
 
 
-def _noun_phrase(noun: Token) -> str:
-    return " ".join([t.lower_ for t in modifiers_of(noun)] + [noun_lemma(noun)])
+def _noun_phrase(noun: Token, without: Sequence[Token] = ()) -> str:
+    left_out = {t.i for named in without for t in (entity_span(named) or named.subtree)}
+    return " ".join([t.lower_ for t in modifiers_of(noun) if t.i not in left_out] + [noun_lemma(noun)])
+
+
+def _named_part(noun: Token) -> bool:
+    """A common noun made specific by a name before it ("the Lisbon office", "the Falcon demo"), not by a kind
+    ("a Java port")."""
+    refs = (argument_of(c) for c in noun.children if c.dep_ == "compound")
+    return any(ref is not None and _is_named(ref) and ref.type not in _KIND_NAMES - {"Place"} for ref in refs)
+
+
+def _named_modifiers(noun: Token) -> list[Token]:
+    """A name that qualifies a common noun, as whose part or thing the noun is meant: "the Falcon standup",
+    "the Halden Insurance account", "the Night Owls rota" (the standup of Falcon, ...). Only a name that
+    leads the phrase, of none of the ``_KIND_NAMES`` types, before no noun it names (``_NAMED_HEADS``)."""
+    compounds = [c for c in noun.lefts if c.dep_ == "compound"]
+    if not compounds or noun.lemma_.lower() in _NAMED_HEADS:
+        return []
+    if len(compounds) > 1 and entity_span(compounds[0]) is None:
+        return []  # "Night" and "Owls" each before "rota": a name NER did not find whole
+    first = compounds[0]  # the name leads the phrase when no other word but an adjective stands before it
+    if any(t.i < min(s.i for s in first.subtree) and t.pos_ != "ADJ" for t in modifiers_of(noun)):
+        return []
+    span, ref = entity_span(first), argument_of(first)
+    if (span is not None and (span.end > noun.i or span.label_ in _PLACE_LABELS)) or ref is None \
+            or not _is_named(ref) or ref.type in _KIND_NAMES or ref.name.isupper():
+        return []  # an acronym before a noun is a kind of it: "an HTTP library", "a GDPR chapter"
+    return [first]
 
 
 def _possessive_be(verb: Token) -> list[Triple]:
@@ -333,7 +416,7 @@ def _appositions(doc: Doc) -> list[Triple]:
     for token in doc:
         if token.dep_ == "appos":
             name = argument_of(token)
-            if _is_named(name) and token.head.pos_ == "NOUN" and entity_span(token.head) is None:
+            if _is_named(name) and _description(token.head):
                 triples += [Triple(name, predicate, ref) for predicate, ref in _related("be", [token.head])  # type: ignore[arg-type]
                             if predicate != "be" and _is_named(ref)]
                 continue
@@ -392,4 +475,25 @@ def _triples(doc: Doc) -> list[Triple]:
         for predicate, obj in _objects(verb):
             triples.extend(Triple(subject, predicate, obj, _negated(verb)) for subject in subjects)
     triples.extend(_appositions(doc))
+    triples.extend(_located(doc))
     return [triple for triple in triples if _kept(triple)]
+
+
+def _located(doc: Doc) -> list[Triple]:
+    """A named thing placed right after it, as a verb's object: "at Freight Forward in Rotterdam" →
+    (Freight Forward, be in, Rotterdam); "opened the new Lisbon office in Alfama" → (lisbon office, be in,
+    Alfama). Only a place places it ("announced the handbook in Slack" says where it was announced)."""
+    triples = []
+    for token in doc:
+        named = argument_of(token) if token.dep_ in ("pobj", "dobj") else None
+        if named is None or not (_is_named(named) or _named_part(token)):
+            continue
+        for prep in (c for c in token.children if c.dep_ == "prep" and c.lower_ in ("in", "on", "at")):
+            triples += [Triple(named, f"be {prep.lower_}", ref) for pobj in _pobjs(prep)
+                        if (ref := argument_of(pobj)) is not None and _is_place(pobj, ref)]
+    return triples
+
+
+def _is_place(token: Token, ref: ExtractedEntity) -> bool:
+    span = entity_span(token)
+    return ref.type == "Place" or (_is_named(ref) and span is not None and span.label_ in _PLACE_LABELS)

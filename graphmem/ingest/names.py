@@ -85,24 +85,46 @@ _LABEL = re.compile(r"^[A-Z][A-Z_]{0,40}$")
 _INSIDE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z0-9]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+\b")
 _LOWER = re.compile(r"\b[a-z][a-z0-9]+\b")
+@dataclass(frozen=True)
+class TextNames:
+    """How one text writes its words: ``names``, the words it writes as names (capitalised inside a sentence,
+    or capitalised twice or more and never in lower case); ``never_lower``, the capitalised words it never
+    writes in lower case."""
+
+    names: frozenset[str] = frozenset()
+    never_lower: frozenset[str] = frozenset()
+
+
 if not Doc.has_extension("names_in_text"):
-    Doc.set_extension("names_in_text", default=frozenset())
+    Doc.set_extension("names_in_text", default=TextNames())
 
 
-def names_in_text(sentences: Iterable[str]) -> frozenset[str]:
-    """The words a text writes as names: capitalised inside a sentence, or capitalised twice or more and
-    never in lower case. A sentence of the same text that starts with one ("Pelican reads balances from
-    Ledger", "Ledger is the billing service") starts with a name, whatever the tagger says."""
+def names_in_text(sentences: Iterable[str]) -> TextNames:
+    """A sentence of the same text that starts with one of its names ("Pelican reads balances from Ledger",
+    "Ledger is the billing service") starts with a name, whatever the tagger says."""
     texts = list(sentences)
     capitalised = Counter(word for text in texts for word in _CAPITALISED.findall(text))
     lower = {word for text in texts for word in _LOWER.findall(text)}
-    return frozenset(word for text in texts for word in _INSIDE.findall(text)) | {
-        word for word, count in capitalised.items() if count > 1 and word.lower() not in lower}
+    never_lower = frozenset(word for word in capitalised if word.lower() not in lower)
+    return TextNames(frozenset(word for text in texts for word in _INSIDE.findall(text)) | {
+        word for word in never_lower if capitalised[word] > 1}, never_lower)
 
 
 def _written_as_name(token: Token) -> bool:
-    return token.tag_ in ("NNP", "NNPS") or (token.text in token.doc._.names_in_text
-                                              and token.pos_ in ("NOUN", "PROPN", "ADJ", "X"))
+    known: TextNames = token.doc._.names_in_text
+    return token.tag_ in ("NNP", "NNPS") \
+        or (token.text in known.names and token.pos_ in ("NOUN", "PROPN", "ADJ", "X")) \
+        or (token.text in known.never_lower and _bare_subject(token))
+
+
+def _bare_subject(token: Token) -> bool:
+    """A capitalised singular noun that opens its sentence as its subject with no article or possessive:
+    "Ines hired Clara Sousa", "Corvane published the Freight Outlook". The small model tags such a name as a
+    common noun; a common noun there would have its article ("The dashboard shows ...")."""
+    head = token.head
+    finite = head.tag_ in ("VBD", "VBZ") or any(c.dep_ == "aux" and c.tag_ == "MD" for c in head.children)
+    return token.i == token.sent.start and token.tag_ == "NN" and token.dep_ in ("nsubj", "nsubjpass") and finite \
+        and not any(c.dep_ in ("det", "poss", "compound", "amod") for c in token.children)
 
 
 def entity_type(label: str) -> str | None:
@@ -133,6 +155,24 @@ def name_is_clean(name: str) -> bool:
         return False
     file_name = _FILE_NAME.match(name)
     return not file_name or (name.rsplit(".", 1)[-1].lower() in ("js", "ts") and any(c.isupper() for c in name))
+
+
+def is_title(token: Token) -> bool:
+    """A job title ("CEO", "CTO"): a description, whatever the tagger or NER make of it."""
+    return token.lower_ in _TITLES
+
+
+def without_trailing_nouns(ent: Span) -> Span | None:
+    """An NER span without the lower-case common nouns it ran on into ("the Night Owls rota" names the Night
+    Owls; the rota is theirs); None when nothing capitalised is left. The ruler's own names ("pandas") stay."""
+    end = ent.end
+    while end > ent.start and ent.doc[end - 1].pos_ == "NOUN" and ent.doc[end - 1].is_lower \
+            and ent.label_ not in ("TECHNOLOGY", "PRODUCT"):
+        end -= 1
+    if end == ent.end:
+        return ent
+    kept = ent.doc[ent.start:end]
+    return Span(ent.doc, ent.start, end, label=ent.label_) if any(t.text[:1].isupper() for t in kept) else None
 
 
 def named_entity(ent: Span) -> tuple[ExtractedEntity, int, int] | None:
@@ -239,8 +279,8 @@ def _proper_name(token: Token) -> bool:
     inside a sentence of the same text, and capitalised here (the tagger tells "Priya moved" from
     "Redistributions must"); document vocabulary and changelog verbs are never one."""
     text = token.text
-    if not _written_as_name(token) or not text[:1].isupper() or text.lower() in _DOCUMENT_WORDS:
-        return False
+    if not _written_as_name(token) or not text[:1].isupper() or text.lower() in _DOCUMENT_WORDS | _TITLES:
+        return False  # a title ("CEO") is a description: the name beside it is the argument
     return name_is_clean(text) and len(text) >= 2 and text.lower() not in _ENTRY_VERBS and not _shouting(token.sent)
 
 

@@ -20,7 +20,7 @@ from functools import partial
 from graphmem.config import Settings
 from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.extract import Mention, SentenceExtraction, Triple, extract
-from graphmem.ingest.names import USER, ExtractedEntity, names_in_text
+from graphmem.ingest.names import USER, ExtractedEntity, TextNames, names_in_text
 from graphmem.ingest.references import as_spoken_by, resolve_pronouns
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, FACTS, WITH_TRIPLES, FactKind, Span, split_memory
@@ -202,7 +202,7 @@ class Pipeline:
         t0 = time.perf_counter()
         return self.embedder.embed(texts), time.perf_counter() - t0
 
-    def _extract(self, batch: list[tuple[int, Span]], known: list[frozenset[str]]) -> list[SentenceExtraction]:
+    def _extract(self, batch: list[tuple[int, Span]], known: list[TextNames]) -> list[SentenceExtraction]:
         """Entities (and, from prose and list items, triples) of the spans that are read at all; code, tables,
         HTML and front matter give nothing. spaCy reads the masked text, white space folded; its offsets are
         mapped back to the content. ``known`` holds, per document, the words it writes as names."""
