@@ -140,6 +140,9 @@ def test_fact_entity_and_their_relationships(client: TestClient, auth: Headers) 
     by_id = data(client, auth, "query($id: ID!) { entity(id: $id) { name } }", id=by_name["id"])["entity"]
     assert by_id["name"] == "Priya Raman"
     assert code(gql(client, auth, '{ entity(name: "Nobody Atall") { id } }')) == "NOT_FOUND"
+    remember(client, auth, "Falcon ships in March.")  # a short name: an alias of Project Falcon
+    by_alias = data(client, auth, '{ entity(name: "Falcon") { name aliases } }')["entity"]
+    assert by_alias == {"name": "Project Falcon", "aliases": ["Falcon"]}
     assert code(gql(client, auth, '{ entity { id } }')) == "BAD_INPUT"
     assert code(gql(client, auth, '{ fact(id: "no-such-fact") { id } }')) == "NOT_FOUND"
 

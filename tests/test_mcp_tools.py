@@ -263,6 +263,9 @@ def test_graph_tools(runtime: Runtime, ns: str) -> None:
         by_id = await s.call("get_entity", entity_id=priya["id"], facts=1, neighbours=1)
         assert by_id["name"] == "Priya Raman" and len(by_id["facts"]) <= 1
         assert "no entity" in (await s.error("get_entity", name="Nobody Atall")).lower()
+        await s.call("add_memory", content="Beta hired two engineers.")  # a short name: an alias of Beta Labs
+        beta = await s.call("get_entity", name="Beta")
+        assert beta["name"] == "Beta Labs" and beta["aliases"] == ["Beta"]
         for neither_or_both in ({}, {"entity_id": priya["id"], "name": "Priya Raman"}):
             assert "give the entity's id or its name" in await s.error("get_entity", **neither_or_both)
 
