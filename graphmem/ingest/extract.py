@@ -24,7 +24,7 @@ entities become the fact's attributes. spaCy gives no per-entity confidence, so 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from spacy.tokens import Doc, Token
@@ -37,12 +37,22 @@ from graphmem.ingest.names import (
     ExtractedEntity,
     argument_of,
     entity_span,
-    is_title,
     modifiers_of,
     name_tokens,
     named_entity,
     noun_lemma,
     without_trailing_nouns,
+)
+from graphmem.ingest.phrases import (
+    arguments,
+    description,
+    is_named,
+    is_place,
+    named_part,
+    noun_phrase,
+    pobjs,
+    prepositions,
+    related,
 )
 
 _SUBJECTS = {"nsubj", "csubj"}
@@ -130,37 +140,10 @@ def _topic(doc: Doc) -> ExtractedEntity | None:
     Ledger), or a pronoun standing for one."""
     roots = [t for t in doc if t.dep_ == "ROOT"]  # the last: a fact may hold a short sentence joined to it
     subjects = [c for root in roots[-1:] for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
-    return next((ref for ref in _arguments(subjects) if ref.type not in (CONCEPT, USER)), None)
+    return next((ref for ref in arguments(subjects) if ref.type not in (CONCEPT, USER)), None)
 
 
-# ---- arguments -----------------------------------------------------------------------------------
-
-
-def _with_conjuncts(token: Token) -> list[Token]:
-    return [token, *token.conjuncts]
-
-
-def _arguments(tokens: Iterable[Token]) -> list[ExtractedEntity]:
-    """What the tokens stand for; a description that a name stands beside is that name ("Northwind's
-    director Ana Ruiz founded ...", "Its capital, Sarn, lies ..." are about Ana Ruiz and Sarn)."""
-    refs = []
-    for token in tokens:
-        for each in _with_conjuncts(token):
-            ref = argument_of(each)
-            if ref is None or ref.type == CONCEPT:
-                ref = next((named for named in map(argument_of, _named_appositions(each)) if named), ref)
-            if ref is not None:
-                refs.append(ref)
-    return refs
-
-
-def _named_appositions(token: Token) -> list[Token]:
-    """The names set beside a description ("director Ana Ruiz", "the mayor, Dina Okoro,")."""
-    return [c for c in token.children if c.dep_ == "appos" and _is_named(argument_of(c))]
-
-
-def _is_named(ref: ExtractedEntity | None) -> bool:
-    return ref is not None and ref.type not in (CONCEPT, USER)
+# ---- clauses ----------------------------------------------------------------------------------
 
 
 def _relative(token: Token) -> bool:
@@ -202,33 +185,33 @@ def _subjects(verb: Token) -> list[ExtractedEntity]:
     explicit = [c for c in verb.children if c.dep_ in _SUBJECTS]
     if verb.dep_ == "relcl" and not _where(verb) and all(_relative(c) for c in explicit):
         if _agents(verb):  # "the bridge, which was designed by Hugo Marchetti": Hugo Marchetti designed it
-            return _arguments(_agents(verb))
+            return arguments(_agents(verb))
         head = verb.head
         # "Granian is a Rust HTTP server which supports TLS": the server is Granian
         if head.dep_ == "attr" and head.head.lemma_ == "be":
-            named = [a for a in _arguments(c for c in head.head.children if c.dep_ == "nsubj") if a.type != CONCEPT]
+            named = [a for a in arguments(c for c in head.head.children if c.dep_ == "nsubj") if a.type != CONCEPT]
             if named:
                 return named
         if head.dep_ == "appos":
-            named = [a for a in _arguments([head.head]) if a.type != CONCEPT]
+            named = [a for a in arguments([head.head]) if a.type != CONCEPT]
             if named:
                 return named
-        return _arguments([head])
+        return arguments([head])
     if explicit:
-        return _arguments(explicit)
+        return arguments(explicit)
     # "Dan forwarded it to Priya": the small model reads a name opening a short note as a modifier of its verb
     opening = [c for c in verb.children if verb.dep_ == "ROOT" and c.i == verb.sent.start and c.dep_ in (
         "npadvmod", "nmod") and c.pos_ == "PROPN" and verb.tag_ in ("VBD", "VBZ", "VBP")]
-    if opening and _is_named(argument_of(opening[0])):
-        return _arguments(opening)
+    if opening and is_named(argument_of(opening[0])):
+        return arguments(opening)
     if _agents(verb):
-        return _arguments(_agents(verb))
+        return arguments(_agents(verb))
     if _stative_passive(verb):
-        return _arguments(c for c in verb.children if c.dep_ == "nsubjpass")
+        return arguments(c for c in verb.children if c.dep_ == "nsubjpass")
     if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
         # "The ferry is operated by the Guild and sails to Brenn": the ferry sails, not the Guild
         shared = [c for c in verb.head.children if c.dep_ in (*_SUBJECTS, "nsubjpass") and not _relative(c)]
-        return _arguments(shared) if shared else _subjects(verb.head)
+        return arguments(shared) if shared else _subjects(verb.head)
     controller = _controller(verb)
     return _subjects(controller) if controller is not None else []
 
@@ -256,138 +239,36 @@ def _objects(verb: Token) -> list[tuple[str, ExtractedEntity]]:
     "through Velmont and into Lake Amsel"), passive subjects; a "where" clause's place."""
     if _stative_passive(verb):
         base = " ".join(["be", verb.lower_, *(t.lower_ for t in verb.children if t.dep_ == "prt")])
-        return [pair for prep in _prepositions(verb)
-                for pair in _related(f"{base} {prep.lower_}", _pobjs(prep))]
+        return [pair for prep in prepositions(verb)
+                for pair in related(f"{base} {prep.lower_}", pobjs(prep))]
     pairs: list[tuple[str, ExtractedEntity]] = []
     passive = [c for c in verb.children if c.dep_ == "nsubjpass"]
     if not passive and _agents(verb) and verb.dep_ == "conj":  # "Orchard was started by A and is kept by B"
         passive = [c for c in verb.head.children if c.dep_ == "nsubjpass"]
     if verb.dep_ == "relcl" and any(_relative(c) for c in passive):
-        pairs += _related(_predicate(verb), [verb.head])  # "the bridge, which was designed by ...": the bridge
+        pairs += related(_predicate(verb), [verb.head])  # "the bridge, which was designed by ...": the bridge
     else:
-        pairs += _related(_predicate(verb), passive)
+        pairs += related(_predicate(verb), passive)
     objects = [c for c in verb.children if c.dep_ in _OBJECTS and not _relative(c)]
     where = _where(verb)
     if where and verb.lemma_ == "be":  # "where Marlow is the largest town" → (Marlow, be largest town in, ...)
         for noun in objects:
-            phrase = _noun_phrase(noun)
-            pairs += [(f"be {phrase} in", ref) for ref in _arguments([verb.head]) if _is_named(ref)]
+            phrase = noun_phrase(noun)
+            pairs += [(f"be {phrase} in", ref) for ref in arguments([verb.head]) if is_named(ref)]
         return pairs
-    pairs += _related(_predicate(verb), objects)
-    for prep in _prepositions(verb):
-        for predicate, ref in _related(_predicate(verb, prep.lower_), _pobjs(prep)):
-            if prep.lower_ == "for" and ref.type == CONCEPT and not any(map(_named_part, _pobjs(prep))):
+    pairs += related(_predicate(verb), objects)
+    for prep in prepositions(verb):
+        for predicate, ref in related(_predicate(verb, prep.lower_), pobjs(prep)):
+            if prep.lower_ == "for" and ref.type == CONCEPT and not any(map(named_part, pobjs(prep))):
                 continue  # a purpose ("uses black for formatting") is no relation between two things
             pairs.append((predicate, ref))
     if where:  # "the town where she lives": she lives in the town
-        pairs += [(_predicate(verb, "in"), ref) for ref in _arguments([verb.head])]
+        pairs += [(_predicate(verb, "in"), ref) for ref in arguments([verb.head])]
     # "the company that Bob founded": the modified noun is the object
     elif verb.dep_ == "relcl" and any(c.dep_ in _SUBJECTS and not _relative(c) for c in verb.children) \
             and not objects:
-        pairs.extend((_predicate(verb), ref) for ref in _arguments([verb.head]))
+        pairs.extend((_predicate(verb), ref) for ref in arguments([verb.head]))
     return pairs
-
-
-def _prepositions(verb: Token) -> list[Token]:
-    """A verb's prepositions, and "to" read as a dative ("sends its alerts to PagerDuty")."""
-    return [each for c in verb.children if c.dep_ in ("prep", "dative")
-            for each in _with_conjuncts(c) if each.pos_ == "ADP"]
-
-
-def _pobjs(prep: Token) -> list[Token]:
-    return [p for p in prep.children if p.dep_ == "pobj"]
-
-
-_NOUN_PREPOSITIONS = frozenset({"in", "at", "from", "for", "on", "to", "with", "about"})
-# As a noun's modifier these say what kind of thing it is, where, on which platform or about what ("a Rust
-# HTTP server", "the Lisbon office", "a Slack bot", "a GDPR chapter"), not whose part it is.
-_KIND_NAMES = frozenset({"Technology", "Language", "Place", "Product", "Law"})
-# Nouns a name before them names rather than owns: "the Harbour room" is a room called Harbour, "the popular
-# Hypothesis library" a library called Hypothesis.
-_NAMED_HEADS = frozenset({"room", "street", "road", "avenue", "lane", "square", "hall", "building", "station",
-                          "bridge", "yard", "depot", "library", "framework", "package", "module", "tool", "app",
-                          "application", "service", "plugin", "project", "platform", "product", "system"})
-_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})  # NER's place, even where the evidence left its type unknown
-
-
-def _related(predicate: str, tokens: Iterable[Token]) -> list[tuple[str, ExtractedEntity]]:
-    """The objects of ``predicate``. A relational noun with its complement joins the predicate, since it
-    means nothing alone: "Paris is the capital of France" → (Paris, be capital of, France); "Typer is
-    FastAPI's little sibling" → (Typer, be little sibling of, FastAPI); "works on top of asyncio" → (work on
-    top of, asyncio). After "be", a description placed by a name says how the two relate: "the largest port
-    in Eastmere" → (be largest port in, Eastmere), "a publisher based in Port Halloway" → (be based in, Port
-    Halloway); the description stays an object too."""
-    pairs: list[tuple[str, ExtractedEntity]] = []
-    for word in (each for given in tokens for each in _with_conjuncts(given)):
-        complements = [p for c in word.children if c.dep_ == "prep" and c.lower_ == "of" for p in _pobjs(c)]
-        complements += [c for c in word.children if c.dep_ == "poss" and c.pos_ != "PRON"]
-        named = _named_modifiers(word)
-        if _description(word) and (complements or named):
-            phrase = _noun_phrase(word, without=named)
-            pairs += [(f"{predicate} {phrase} of", ref) for ref in _arguments([*complements, *named[:1]])]
-        else:
-            ref = argument_of(word)
-            if ref is not None:
-                pairs.append((predicate, ref))
-        if _description(word):
-            pairs += _placed(word) if predicate == "be" else _said_of(predicate, word)
-    return pairs
-
-
-def _description(word: Token) -> bool:
-    """A common noun or a title, not part of a name ("the capital", "the CTO"; not "Leeds City Council")."""
-    span = entity_span(word)
-    return (word.pos_ == "NOUN" or is_title(word)) and (span is None or named_entity(span) is None)
-
-
-def _said_of(predicate: str, noun: Token) -> list[tuple[str, ExtractedEntity]]:
-    """What a common-noun argument is said of joins the predicate: "shows notifications from Beacon", "starts
-    as our second designer in the Design Guild", "hosts the demos in the Lisbon office"."""
-    return [(said, ref) for prep in noun.children if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS
-            for said, ref in _related(f"{predicate} {_noun_phrase(noun)} {prep.lower_}", _pobjs(prep))
-            if _is_named(ref) or any(_named_part(p) and argument_of(p) == ref for p in _pobjs(prep))]
-
-
-def _placed(noun: Token) -> list[tuple[str, ExtractedEntity]]:
-    """A description's relation to a name it is placed by: "port in Eastmere", "architect from Lintz",
-    "publisher based in Port Halloway"."""
-    pairs = [(f"be {_noun_phrase(noun)} {prep.lower_}", ref) for prep in noun.children
-             if prep.dep_ == "prep" and prep.lower_ in _NOUN_PREPOSITIONS for ref in _arguments(_pobjs(prep))]
-    for participle in (c for c in noun.children if c.dep_ == "acl" and c.tag_ == "VBN"):
-        pairs += [(f"be {participle.lower_} {prep.lower_}", ref) for prep in _prepositions(participle)
-                  for ref in _arguments(_pobjs(prep))]
-    return [(predicate, ref) for predicate, ref in pairs if _is_named(ref)]
-
-
-def _noun_phrase(noun: Token, without: Sequence[Token] = ()) -> str:
-    left_out = {t.i for named in without for t in (entity_span(named) or named.subtree)}
-    return " ".join([t.lower_ for t in modifiers_of(noun) if t.i not in left_out] + [noun_lemma(noun)])
-
-
-def _named_part(noun: Token) -> bool:
-    """A common noun made specific by a name before it ("the Lisbon office", "the Falcon demo"), not by a kind
-    ("a Java port")."""
-    refs = (argument_of(c) for c in noun.children if c.dep_ == "compound")
-    return any(ref is not None and _is_named(ref) and ref.type not in _KIND_NAMES - {"Place"} for ref in refs)
-
-
-def _named_modifiers(noun: Token) -> list[Token]:
-    """A name that qualifies a common noun, as whose part or thing the noun is meant: "the Falcon standup",
-    "the Halden Insurance account", "the Night Owls rota" (the standup of Falcon, ...). Only a name that
-    leads the phrase, of none of the ``_KIND_NAMES`` types, before no noun it names (``_NAMED_HEADS``)."""
-    compounds = [c for c in noun.lefts if c.dep_ == "compound"]
-    if not compounds or noun.lemma_.lower() in _NAMED_HEADS:
-        return []
-    if len(compounds) > 1 and entity_span(compounds[0]) is None:
-        return []  # "Night" and "Owls" each before "rota": a name NER did not find whole
-    first = compounds[0]  # the name leads the phrase when no other word but an adjective stands before it
-    if any(t.i < min(s.i for s in first.subtree) and t.pos_ != "ADJ" for t in modifiers_of(noun)):
-        return []
-    span, ref = entity_span(first), argument_of(first)
-    if (span is not None and (span.end > noun.i or span.label_ in _PLACE_LABELS)) or ref is None \
-            or not _is_named(ref) or ref.type in _KIND_NAMES or ref.name.isupper():
-        return []  # an acronym before a noun is a kind of it: "an HTTP library", "a GDPR chapter"
-    return [first]
 
 
 def _possessive_be(verb: Token) -> list[Triple]:
@@ -401,7 +282,7 @@ def _possessive_be(verb: Token) -> list[Triple]:
             continue
         relation = " ".join([t.lower_ for t in subject.lefts if t.dep_ in ("amod", "compound")]
                             + [noun_lemma(subject)])
-        for ref in _arguments(c for c in verb.children if c.dep_ in ("attr", "acomp")):
+        for ref in arguments(c for c in verb.children if c.dep_ in ("attr", "acomp")):
             triples.append(Triple(ExtractedEntity(owner[0].text, USER), relation, ref, _negated(verb)))
     return triples
 
@@ -416,20 +297,20 @@ def _appositions(doc: Doc) -> list[Triple]:
     for token in doc:
         if token.dep_ == "appos":
             name = argument_of(token)
-            if _is_named(name) and _description(token.head):
-                triples += [Triple(name, predicate, ref) for predicate, ref in _related("be", [token.head])  # type: ignore[arg-type]
-                            if predicate != "be" and _is_named(ref)]
+            if is_named(name) and description(token.head):
+                triples += [Triple(name, predicate, ref) for predicate, ref in related("be", [token.head])  # type: ignore[arg-type]
+                            if predicate != "be" and is_named(ref)]
                 continue
         if token.dep_ == "appos" and token.left_edge.i > 0 and doc[token.left_edge.i - 1].text == ",":
             head = argument_of(token.head)
             if head is None or entity_span(token) is not None:  # a description, not a list of names
                 continue
-            triples += [Triple(head, predicate, ref) for predicate, ref in _related("be", [token])
+            triples += [Triple(head, predicate, ref) for predicate, ref in related("be", [token])
                         if ref.type == CONCEPT or predicate != "be"]
-        elif token.dep_ == "prep" and token.lower_ in ("from", "at") and _is_named(argument_of(token.head)):
+        elif token.dep_ == "prep" and token.lower_ in ("from", "at") and is_named(argument_of(token.head)):
             owner = argument_of(token.head)
             triples += [Triple(owner, f"be {token.lower_}", ref)  # type: ignore[arg-type]
-                        for ref in _arguments(_pobjs(token)) if _is_named(ref)]
+                        for ref in arguments(pobjs(token)) if is_named(ref)]
     return triples
 
 
@@ -486,14 +367,9 @@ def _located(doc: Doc) -> list[Triple]:
     triples = []
     for token in doc:
         named = argument_of(token) if token.dep_ in ("pobj", "dobj") else None
-        if named is None or not (_is_named(named) or _named_part(token)):
+        if named is None or not (is_named(named) or named_part(token)):
             continue
         for prep in (c for c in token.children if c.dep_ == "prep" and c.lower_ in ("in", "on", "at")):
-            triples += [Triple(named, f"be {prep.lower_}", ref) for pobj in _pobjs(prep)
-                        if (ref := argument_of(pobj)) is not None and _is_place(pobj, ref)]
+            triples += [Triple(named, f"be {prep.lower_}", ref) for pobj in pobjs(prep)
+                        if (ref := argument_of(pobj)) is not None and is_place(pobj, ref)]
     return triples
-
-
-def _is_place(token: Token, ref: ExtractedEntity) -> bool:
-    span = entity_span(token)
-    return ref.type == "Place" or (_is_named(ref) and span is not None and span.label_ in _PLACE_LABELS)
