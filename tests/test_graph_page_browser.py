@@ -120,6 +120,28 @@ def until(page: Page, script: str, argument: object) -> None:
     raise AssertionError(f"never true: {script}; the page says: {page.locator('#error').inner_text()!r}")
 
 
+def test_a_search_typed_while_the_style_loads_waits_for_its_submit(site: tuple[str, str]) -> None:
+    """The page reads the URL's search when it opens; what a user types before the Browser style has loaded
+    runs when they submit it, not by itself (a token prompt then covered the button they were about to press)."""
+    base, _ = site
+    with offline_page(base) as (page, outside):
+        held: list[Any] = []
+        page.route("**/browser/graphmem.grass", lambda route: held.append(route))  # answered only when released
+        page.goto(f"{base}/graph", wait_until="domcontentloaded")
+        page.locator("#query").fill("Project Falcon")
+        for _ in range(100):  # the route handler runs while the page is waited on
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held and page.locator("#token").is_hidden()
+        held[0].continue_()
+        page.locator("#legend li").first.wait_for(timeout=10_000)
+        assert page.locator("#token").is_hidden()  # the typed search did not run
+        page.locator("#seed button[type=submit]").click()
+        page.locator("#token-input").wait_for(timeout=10_000)  # it runs on submit, and asks for a token
+        assert outside == []
+
+
 def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str], runtime: Runtime,
                                                           gold_ns: str) -> None:
     base, token = site

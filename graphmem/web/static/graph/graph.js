@@ -35,7 +35,7 @@ const WORDS = 40;  // characters of an untitled document's first words
 // `folded`: the folded view's node positions while the relations view is shown.
 const page = { cy: null, grass: null, request: null, cursor: null, first: null, pages: 0, shown: 0, unavailable: 0,
                generation: 0, asking: null, view: "folded", open: new Set(), pairs: new Set(), scale: 1,
-               folded: null };
+               folded: null, styled: null };  // styled: the Browser style loaded (a promise)
 window.graphmem = page;  // for people poking at the page, and for the browser test
 
 // ---- the Browser style, parsed ----------------------------------------------------------------------------
@@ -711,7 +711,7 @@ function start() {
     const params = requestFromForm();
     if (params === null) return fail(new Error("Type something to search for."));
     remember(params);
-    show(params).catch(fail);
+    page.styled.then(() => show(params)).catch(fail);
   };
   const current = new URLSearchParams(location.search);
   document.getElementById("query").value = current.get("q") || "";
@@ -722,12 +722,13 @@ function start() {
     if (input.type === "checkbox") input.checked = current.get(key) === "true";  // count_reachable: "false" unticks
     else input.value = current.get(key);
   }
-  fetch("/browser/graphmem.grass").then((response) => response.text()).then((text) => {
+  // What the URL asks for is read now: a search typed while the style loads is the user's, run on submit.
+  const initial = requestFromForm();
+  page.styled = fetch("/browser/graphmem.grass").then((response) => response.text()).then((text) => {
     page.grass = parseGrass(text);
     legend();
-    const params = requestFromForm();
-    if (params !== null) show(params).catch(fail);
-  }).catch(fail);
+  });
+  page.styled.then(() => { if (initial !== null) return show(initial); }).catch(fail);
 }
 
 document.addEventListener("DOMContentLoaded", start);
