@@ -66,8 +66,7 @@ RETURN e.entity_key AS key
 UNWIND $keys AS key
 MATCH (e:Entity {entity_key: key})
 WHERE e.namespace = $namespace AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type, e.normalized_name AS normalized_name,
-       {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.name AS name, e.type AS type, e.entity_key AS key
 
 // What is known about each entity, as observations: the statements agents made about it first (oldest first),
 // then the facts that mention it, up to $limit each. Declarations ("X is a person") and relation statements

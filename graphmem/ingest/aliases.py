@@ -75,7 +75,8 @@ def number_variants(normalized: str) -> set[str]:
 
 
 def alias_keys(namespaces: Iterable[str], names: Iterable[str]) -> list[str]:
-    """The registry keys (``namespace|normalised form``) a lookup of these names reads."""
+    """The keys (``namespace|normalised form``) a lookup of these names reads: of the alias registry, and of
+    the entities themselves, which are keyed alike (``resolve.entity_key``)."""
     return sorted({f"{namespace}|{normalize_name(name)}" for namespace in namespaces for name in names})
 
 

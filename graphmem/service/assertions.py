@@ -1,5 +1,6 @@
 """What agents state about the graph, on graphmem's own nodes: the calls of Neo4j's memory MCP server
-(``create_entities``, ``create_relations``, ``add_observations``, the three deletes and the three reads).
+(``create_entities``, ``create_relations``, ``add_observations`` and the three deletes; the three reads are
+``service/knowledge.py``).
 
 * A call that creates or adds is one **assertion memory**: a Document whose source names the credential and
   the operation (``agent:<credential>:<operation>``), holding one Fact per statement. An entity's first
@@ -20,20 +21,19 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from graphmem import records
-from graphmem.ingest.aliases import alias_keys
 from graphmem.ingest.extract import Triple
 from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.pipeline import Statement
 from graphmem.ingest.resolve import normalize_name, vote
 from graphmem.ingest.write import write_documents
-from graphmem.model import CURRENT, CallerContext, EntityListOptions, EntitySearchRequest, SearchRequest
+from graphmem.model import CURRENT, CallerContext
 from graphmem.model.assertions import (
     EntitiesCreate,
     EntitiesDelete,
@@ -44,20 +44,14 @@ from graphmem.model.assertions import (
     RelationsChange,
 )
 from graphmem.records import content_hash, document_record
-from graphmem.results import EntityRef
 from graphmem.results.knowledge import (
     Deleted,
     EntitiesCreated,
-    KnowledgeGraph,
-    KnownEntity,
-    KnownRelation,
     ObservationsAdded,
     ObservationsAddedResult,
     RelationsCreated,
 )
-from graphmem.service.access import readable, writable
-from graphmem.service.entities import Entities
-from graphmem.service.search import Search
+from graphmem.service.access import writable
 from graphmem.service.shared import Core, check_same_request
 from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
@@ -65,9 +59,6 @@ from graphmem.store.views import path_params, view_params
 R = TypeVar("R", bound=BaseModel)
 State = dict[str, dict[str, Any]]  # entity key → what ``asserted_state`` reads of it
 
-OBSERVATIONS_SHOWN = 20  # observations of one entity in a read
-RELATIONS_SHOWN = 50  # relations of one entity in a read
-SEARCH_ENTITIES = 20  # entities a search answers
 DELETE_REASON = "deleted by an agent"
 ASSERTION_SALT = "graphmem assertion\n"  # an assertion memory's text never counts as a copy of a plain memory's
 
@@ -82,10 +73,8 @@ class _Plan:
 
 
 class Assertions:
-    def __init__(self, core: Core, entities: Entities, search: Search) -> None:
+    def __init__(self, core: Core) -> None:
         self.core = core
-        self.entities = entities
-        self.searching = search
 
     # ---- creating ---------------------------------------------------------------------------------------
 
@@ -260,72 +249,6 @@ class Assertions:
 
         return self.core.write_labelled(write)
 
-    # ---- reading ----------------------------------------------------------------------------------------
-
-    def read_graph(self, ctx: CallerContext, namespace: str, limit: int, cursor: str | None) -> KnowledgeGraph:
-        """A page of the namespace's entities (name order) with their observations and relations; never the
-        whole of a large namespace at once (``next_cursor`` continues)."""
-        page = self.entities.page(ctx, namespace, EntityListOptions(limit=limit, cursor=cursor))
-        graph = self._knowledge(readable(ctx, namespace), page.items)
-        return graph.model_copy(update={"truncated": page.next_cursor is not None, "next_cursor": page.next_cursor})
-
-    def search(self, ctx: CallerContext, namespace: str, query: str) -> KnowledgeGraph:
-        """Entities whose name matches ``query`` (words and meaning), then entities the best matching facts
-        mention, up to ``SEARCH_ENTITIES``, with their observations and relations."""
-        ns = readable(ctx, namespace)
-        named = self.searching.entities(ctx, EntitySearchRequest(query=query, namespaces=[ns], limit=SEARCH_ENTITIES))
-        facts = self.searching.facts(ctx, SearchRequest(query=query, namespaces=[ns], limit=SEARCH_ENTITIES))
-        found: dict[str, EntityRef] = {hit.id: EntityRef(id=hit.id, name=hit.name, type=hit.type)
-                                       for hit in named.items}
-        for fact in facts:
-            for entity in fact.entities:
-                found.setdefault(entity.id, entity)
-        return self._knowledge(ns, list(found.values())[:SEARCH_ENTITIES])
-
-    def find_by_name(self, ctx: CallerContext, namespace: str, names: Sequence[str]) -> KnowledgeGraph:
-        """The entities with these names (matched as entities are keyed: case, articles and punctuation
-        folded), or, for a name no entity has, the entities it is an alias of; with their observations and
-        relations."""
-        ns = readable(ctx, namespace)
-        keys = sorted({_key(ns, name) for name in names})
-        scope = {"namespace": ns, **view_params(CURRENT), **path_params(None)}
-
-        def read(tx: Tx) -> list[dict[str, Any]]:
-            exact = tx.run("entities_by_keys_in_view", keys=keys, **scope)
-            named = {key.split("|", 1)[1] for key in keys} - {row["normalized_name"] for row in exact}
-            aliased = tx.run("entities_by_alias", alias_keys=alias_keys([ns], named), namespaces=[ns],
-                             limit=len(named) * SEARCH_ENTITIES, **scope) if named else []
-            return list({row["id"]: row for row in [*exact, *aliased]}.values())
-
-        rows = self.core.store.read(read)
-        return self._knowledge(ns, [EntityRef.model_validate(row) for row in rows])
-
-    def _knowledge(self, ns: str, entities: Sequence[EntityRef]) -> KnowledgeGraph:
-        ids = [entity.id for entity in entities]
-        if not ids:
-            return KnowledgeGraph(entities=[], relations=[])
-        scope = {"namespace": ns, **view_params(CURRENT), **path_params(None)}
-
-        def read(tx: Tx) -> dict[str, list[str]]:
-            rows = tx.run("entities_observations", ids=ids, limit=OBSERVATIONS_SHOWN, **scope)
-            return {row["entity_id"]: list(row["observations"]) for row in rows}
-
-        observations = self.core.store.read(read)
-        neighbours = self.entities.neighbours_of(CallerContext.for_namespaces(ns, writable=False), ns, ids,
-                                                 RELATIONS_SHOWN, CURRENT)
-        relations: dict[tuple[str, str, str], KnownRelation] = {}
-        for entity in entities:
-            for other in neighbours.get(entity.id, []):
-                source, target = (entity.name, other.name) if other.outgoing else (other.name, entity.name)
-                kind = other.predicate if other.asserted else _identifier(other.predicate, other.negated)
-                relation = KnownRelation(source=source or "", target=target or "", relationType=kind,
-                                         asserted=other.asserted)
-                relations.setdefault((relation.source, relation.relationType, relation.target), relation)
-        return KnowledgeGraph(
-            entities=[KnownEntity(name=e.name or "", type=e.type or "", observations=observations.get(e.id, []))
-                      for e in entities],
-            relations=list(relations.values()))
-
 
 # ---- helpers ------------------------------------------------------------------------------------------------
 
@@ -376,12 +299,6 @@ def _phrase(identifier: str) -> str:
     """WORKS_AT → "works at"; worksAt → "works at"."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", identifier).replace("_", " ")
     return " ".join(spaced.split()).lower()
-
-
-def _identifier(predicate: str, negated: bool) -> str:
-    """An extracted predicate in the contract's form: "work at" → WORK_AT; negated: NOT_WORK_AT."""
-    words = re.sub(r"[^A-Za-z0-9]+", "_", predicate).strip("_").upper() or "RELATED_TO"
-    return f"NOT_{words}" if negated else words
 
 
 def _assertion_document(ctx: CallerContext, ns: str, operation: str, statements: list[Statement], content: str,

@@ -15,7 +15,6 @@ from collections import defaultdict
 from typing import Any
 
 from graphmem.errors import NotFound
-from graphmem.ingest.aliases import alias_keys
 from graphmem.ingest.names import ExtractedEntity
 from graphmem.ingest.resolve import entity_key
 from graphmem.model import CallerContext, EntityListOptions, EntityLookup, EntitySort, PathRequest, View, checked
@@ -146,8 +145,7 @@ def _resolve(tx: Tx, index: str, scope: dict[str, Any], entity_id: str | None, n
         assert name is not None
         key = entity_key(scope["namespace"], ExtractedEntity(name, "Concept"))
         row = tx.single("entity_by_key", key=key, **scope) or \
-            tx.single("entities_by_alias", alias_keys=alias_keys([scope["namespace"]], [name]),
-                      namespaces=[scope["namespace"]], limit=1, **scope)
+            tx.single("entities_by_alias", alias_keys=[key], namespaces=[scope["namespace"]], limit=1, **scope)
         query = escape_lucene(name)
         if row is None and query is not None:
             row = tx.single("entity_by_name_match", index=index, query=query, k=200, **scope)

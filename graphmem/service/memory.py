@@ -106,6 +106,7 @@ from graphmem.service.exporting import Exporting
 from graphmem.service.facts import Facts
 from graphmem.service.forgetting import Forgetting
 from graphmem.service.handoffs import Handoffs
+from graphmem.service.knowledge import Knowledge
 from graphmem.service.search import Search
 from graphmem.service.shared import Core
 from graphmem.store.driver import GraphStore
@@ -127,7 +128,8 @@ class MemoryService:
         self._handoffs = Handoffs(self.core)
         self._entities = Entities(self.core)
         self._facts = Facts(self.core)
-        self._assertions = Assertions(self.core, self._entities, self._search)
+        self._assertions = Assertions(self.core)
+        self._knowledge = Knowledge(self.core, self._entities, self._search)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -248,13 +250,13 @@ class MemoryService:
 
     def read_graph(self, ctx: CallerContext, namespace: str, limit: int = 50,
                    cursor: str | None = None) -> KnowledgeGraph:
-        return self._assertions.read_graph(ctx, namespace, limit, cursor)
+        return self._knowledge.read_graph(ctx, namespace, limit, cursor)
 
     def search_knowledge(self, ctx: CallerContext, namespace: str, query: str) -> KnowledgeGraph:
-        return self._assertions.search(ctx, namespace, query)
+        return self._knowledge.search(ctx, namespace, query)
 
     def find_entities_by_name(self, ctx: CallerContext, namespace: str, names: list[str]) -> KnowledgeGraph:
-        return self._assertions.find_by_name(ctx, namespace, names)
+        return self._knowledge.find_by_name(ctx, namespace, names)
 
     # ---- search -------------------------------------------------------------------------------------------
 
