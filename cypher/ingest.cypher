@@ -64,7 +64,7 @@ RETURN count(e) AS changed
 UNWIND $alias_keys AS alias_key
 MATCH (a:Alias {alias_key: alias_key})-[:ALIAS_OF]->(e:Entity)
 WHERE a.namespace = $namespace AND e.namespace = $namespace
-RETURN a.form AS form, e.entity_key AS key, e.type AS type, e.asserted_type AS asserted_type
+RETURN a.form AS form, e.entity_key AS key, e.type AS type
 
 // name: aliases_register
 UNWIND $aliases AS row
@@ -76,12 +76,27 @@ MERGE (a)-[:ALIAS_OF]->(e)
 RETURN count(*) AS registered
 
 // A full name that arrives after its short form was stored alone takes that entity in: its mentions (which
-// keep their text and record the form), its triples, then the node itself. Never an entity an agent named.
+// keep their text and record the form; a fact that names both keeps one mention with every span), its
+// triples, then the node itself. Never an entity an agent named.
+// fragment: absorbable
+_x_.asserted_type IS NULL AND NOT EXISTS { MATCH (_x_)<-[am:MENTIONS]-(:Fact) WHERE am.asserted }
+
+// name: entity_absorb_shared_mentions
+UNWIND $absorb AS row
+MATCH (short:Entity {entity_key: row.short_key})
+WHERE short.namespace = $namespace AND {{ absorbable(short) }}
+MATCH (full:Entity {entity_key: row.full_key})
+WHERE full.namespace = $namespace
+MATCH (f:Fact)-[m:MENTIONS]->(short)
+MATCH (f)-[k:MENTIONS]->(full)
+SET k.starts = k.starts + m.starts, k.ends = k.ends + m.ends
+DELETE m
+RETURN count(k) AS merged
+
 // name: entity_absorb_mentions
 UNWIND $absorb AS row
 MATCH (short:Entity {entity_key: row.short_key})
-WHERE short.namespace = $namespace AND short.asserted_type IS NULL
-  AND NOT EXISTS { MATCH (short)<-[am:MENTIONS]-(:Fact) WHERE am.asserted }
+WHERE short.namespace = $namespace AND {{ absorbable(short) }}
 MATCH (full:Entity {entity_key: row.full_key})
 WHERE full.namespace = $namespace
 MATCH (f:Fact)-[m:MENTIONS]->(short)

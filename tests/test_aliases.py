@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import uuid
 
+import neo4j
+
 from graphmem.ingest.aliases import Known, agrees, number_variants, plan, short_forms
 from graphmem.model import (
     CallerContext,
@@ -17,6 +19,7 @@ from graphmem.model import (
 )
 from graphmem.model.assertions import EntitiesCreate, EntityAssertion
 from graphmem.service import MemoryService
+from helpers import query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, text: str) -> str:
@@ -103,6 +106,20 @@ def test_an_ambiguous_short_name_stored_first_is_not_absorbed(service: MemorySer
                    "Maya Okafor and Maya Chen reviewed the launch plan.")
     assert {"Maya", "Maya Okafor", "Maya Chen"} <= found.keys()
     assert found["Maya Okafor"] == [] and found["Maya Chen"] == []
+
+
+def test_a_fact_that_names_both_forms_keeps_one_mention(service: MemoryService, ctx: CallerContext, ns: str,
+                                                        graph: neo4j.Driver) -> None:
+    """The bare "Maya" is absorbed while the fact that names "Maya Okafor" also mentions it: one MENTIONS
+    with both spans, so nothing counts the fact twice."""
+    stored(service, ctx, ns, "Maya approved the launch plan.",
+           "Maya Okafor thanked Maya's team for the launch plan.")
+    rows = query(graph, "MATCH (f:Fact)-[m:MENTIONS]->(e:Entity {name: 'Maya Okafor'}) WHERE e.namespace = $ns "
+                        "RETURN f.text AS text, count(m) AS mentions, collect(m.starts) AS starts", ns=ns)
+    assert sorted((r["text"], r["mentions"], sorted(r["starts"][0])) for r in rows) == [
+        ("Maya Okafor thanked Maya's team for the launch plan.", 1, [0, 20]),
+        ("Maya approved the launch plan.", 1, [0])]
+    assert service.get_entity(ctx, ns, EntityLookup(name="Maya Okafor")).facts_total == 2
 
 
 def test_plurals_are_one_entity(service: MemoryService, ctx: CallerContext, ns: str) -> None:

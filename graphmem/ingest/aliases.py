@@ -95,10 +95,10 @@ def agrees(mention_type: str, target_type: str, short: bool) -> bool:
 
 @dataclass(frozen=True)
 class Known:
-    """An entity the batch may link to: its normalised name and type, and whether an agent asserted it."""
+    """An entity the batch may link to: its normalised name and type. (Whether an agent named it, which
+    keeps it from being absorbed, the absorb statements check: ``cypher/ingest.cypher``.)"""
     name: str
     type: str
-    asserted: bool = False
 
 
 @dataclass
@@ -147,7 +147,7 @@ def plan(namespace: str, mentioned: Mapping[str, tuple[str, bool]], stored: Mapp
         for form in short_forms(key.removeprefix(prefix), type_):
             result.register.append({"alias_key": prefix + form, "form": form, "entity_key": key})
             bare = stored.get(prefix + form)
-            if bare is not None and not bare.asserted and registry.get(form) == {key} \
+            if bare is not None and registry.get(form) == {key} \
                     and agrees(bare.type, type_, short=True):
                 result.absorb.append({"short_key": prefix + form, "full_key": key, "form": form})
     for key, (target, form) in result.links.items():

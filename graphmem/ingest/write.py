@@ -182,7 +182,7 @@ def _aliases(tx: Tx, namespace: str, rows: _Rows) -> tuple[dict[str, dict[str, A
     targets: dict[str, list[str]] = defaultdict(list)
     for row in registered:
         targets[row["form"]].append(row["key"])
-    stored = {key: Known(key.removeprefix(prefix), row["type"], row["asserted_type"] is not None)
+    stored = {key: Known(key.removeprefix(prefix), row["type"])
               for key, row in {**existing, **nearby, **{row["key"]: row for row in registered}}.items()}
     plan = alias_plan(namespace, mentioned, stored, targets)
     rows.link(plan.links)
@@ -263,7 +263,8 @@ def _entities_write(tx: Tx, namespace: str, rows: _Rows, entities: list[dict[str
 def _aliases_write(tx: Tx, namespace: str, plan: AliasPlan) -> None:
     """Absorb the bare short names a new full name takes in, then register the batch's forms."""
     if plan.absorb:
-        for statement in ("entity_absorb_mentions", "entity_absorb_triples", "entity_absorb_delete"):
+        for statement in ("entity_absorb_shared_mentions", "entity_absorb_mentions", "entity_absorb_triples",
+                          "entity_absorb_delete"):
             tx.run(statement, absorb=plan.absorb, namespace=namespace)
     if plan.register:
         tx.run_chunked("aliases_register", "aliases", plan.register, namespace=namespace)
