@@ -85,6 +85,8 @@ _LABEL = re.compile(r"^[A-Z][A-Z_]{0,40}$")
 _INSIDE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z0-9]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z0-9]+\b")
 _LOWER = re.compile(r"\b[a-z][a-z0-9]+\b")
+
+
 @dataclass(frozen=True)
 class TextNames:
     """How one text writes its words: ``names``, the words it writes as names (capitalised inside a sentence,
