@@ -209,9 +209,11 @@ MATCH (d:Document {source: source})
 WHERE d.namespace = $namespace AND d.is_latest AND NOT d.is_forgotten
 RETURN d.source AS source, d.id AS id, d.content_hash AS content_hash
 
-// Everything stored in a namespace, every version included (the ingest summary's before/after).
+// Everything stored in a namespace, every version included (the ingest summary's before/after); memories:
+// one per version chain, its latest version.
 // fragment: counts_of_namespace
 COUNT { MATCH (d:Document) WHERE d.namespace = _x_ } AS documents,
+COUNT { MATCH (d:Document) WHERE d.namespace = _x_ AND d.is_latest } AS memories,
 COUNT { MATCH (f:Fact) WHERE f.namespace = _x_ } AS facts,
 COUNT { MATCH (e:Entity) WHERE e.namespace = _x_ } AS entities,
 COUNT { MATCH (:Entity)-[r:RELATES]->(:Entity) WHERE r.namespace = _x_ } AS triples

@@ -48,7 +48,8 @@ def test_mixed_good_and_bad_inputs(runtime: Runtime, ns: str, tmp_path: Path, gr
     summary = result.stdout.strip().splitlines()[-1]
     # the heading of atlas.md is its title and its facts' section, not a fact
     assert re.fullmatch(r"5 files: 4 new memories, 0 new versions, 0 unchanged; 6 facts, \d+ entities, \d+ triples; "
-                        r"5 errors, [\d.]+ s, [\d.]+ memories/s", summary), summary
+                        r"5 errors, 1 skipped, [\d.]+ s, [\d.]+ memories/s", summary), summary
+    assert f"skipped: {tmp_path / 'image.png'}: unsupported file type .png" in result.stderr, result.stderr
     titles = {r["t"]: r["s"] for r in query(graph, "MATCH (d:Document) WHERE d.namespace = $ns "
                                                    "RETURN d.title AS t, d.source AS s", ns=ns)}
     assert titles["Project Atlas"] == str(tmp_path / "atlas.md") and titles["alice"] == str(tmp_path / "alice.txt")
@@ -62,6 +63,35 @@ def test_mixed_good_and_bad_inputs(runtime: Runtime, ns: str, tmp_path: Path, gr
     versions = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns AND d.source = $s "
                             "RETURN d.version AS v, d.is_latest AS l ORDER BY v", ns=ns, s=str(tmp_path / "alice.txt"))
     assert versions == [{"v": 1, "l": False}, {"v": 2, "l": True}]
+
+
+def test_a_directory_names_every_file_it_skips(runtime: Runtime, ns: str, tmp_path: Path,
+                                              graph: neo4j.Driver) -> None:
+    (tmp_path / "README").write_text("# Falcon\n\nPriya Raman leads Project Falcon.\n")  # text: read as Markdown
+    (tmp_path / "tool").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    (tmp_path / "notes").write_bytes("Café in Zürich.".encode("latin-1"))
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / ".env").write_text("TOKEN=secret\n")  # hidden entries are no memories, text or not
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    result = ingest(runtime, str(tmp_path), "--namespace", ns)
+    assert result.returncode == 0, result.stderr  # skipping is not failing
+    skipped = sorted(line for line in result.stderr.splitlines() if line.startswith("skipped: "))
+    assert skipped == sorted(f"skipped: {tmp_path / name}: {why}" for name, why in (
+        ("tool", "not text (a NUL byte)"), ("notes", "not UTF-8 text (byte 3)"),
+        ("logo.png", "unsupported file type .png (use .txt, .md or .jsonl)"), (".env", "hidden"),
+        (".git", "hidden"))), result.stderr
+    assert "error:" not in result.stderr, result.stderr
+    assert result.stdout.startswith("1 files: 1 new memories, ") and "; 0 errors, 5 skipped, " in result.stdout
+    rows = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN d.title AS t, d.source AS s", ns=ns)
+    assert rows == [{"t": "Falcon", "s": str(tmp_path / "README")}]
+
+    (tmp_path / "README").unlink()  # nothing left to read: that fails, as a file named on the line does
+    nothing = ingest(runtime, str(tmp_path), str(tmp_path / "tool"), "--namespace", ns)
+    assert nothing.returncode == 1, nothing.stderr
+    assert f"error: {tmp_path / 'tool'}: not text (a NUL byte)" in nothing.stderr, nothing.stderr
+    assert f"skipped: {tmp_path / 'tool'}: not text (a NUL byte)" in nothing.stderr, nothing.stderr
+    assert "1 files: nothing to ingest (5 skipped)" in nothing.stderr, nothing.stderr
 
 
 def test_large_files_are_split_into_numbered_parts(runtime: Runtime, ns: str, tmp_path: Path,

@@ -1,11 +1,12 @@
 """The terminal's reading commands (in this process, through typer's runner), attached to the test run's
-engine: search, recall, show, export (json, graphml, cypher) and stats, as tables and as --json, and one-line
-errors on bad input."""
+engine: search, recall, show, export (json, graphml, cypher) and stats, as tables and as --json, stored text
+shown as written (never as markup, one line per cell), and one-line errors on bad input."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
+from graphmem.cli.reading import CELL_CHARS, _cell
 from graphmem.model import CallerContext, DocumentInput, UpdateInput
 from graphmem.runtime import Runtime
 
@@ -89,12 +91,48 @@ def test_export_in_three_formats(runtime: Runtime, ns: str, stored: dict[str, st
     assert json.loads((tmp_path / "u.json").read_text())["reachable_documents"] is None
 
 
-def test_stats_lists_every_namespace(runtime: Runtime, ns: str, stored: dict[str, str]) -> None:
+def test_tables_show_stored_text_as_written(runtime: Runtime, ns: str) -> None:
+    title = "Deploy [grpc] notes :bug:"  # Rich would read the brackets as a style and the colons as an emoji
+    memory = runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(
+        title=title, content="We use [grpc] between services. Read [docs](https://example.com) first."))
+    searched = cli(runtime, "search", "grpc between services", "-n", ns)
+    assert searched.returncode == 0, searched.stderr
+    assert title in searched.stdout and "[grpc]" in searched.stdout.split(title, 1)[1], searched.stdout
+    shown = cli(runtime, "show", memory.id, "-n", ns)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(title), shown.stdout
+    for expected in ("We use [grpc] between services.", "Read [docs](https://example.com) first."):
+        assert shown.stdout.count(expected) == 2, (expected, shown.stdout)  # in the text, and in a fact's cell
+
+
+def test_a_cell_is_one_line_of_bounded_length(runtime: Runtime, ns: str) -> None:
+    assert _cell("| a | b |\n|---|---|\n| 1 | 2 |").plain == "| a | b | |---|---| | 1 | 2 |"
+    long = " ".join(f"word{i}" for i in range(100))
+    assert _cell(long).plain == long[:CELL_CHARS - 1] + "…"
+    assert _cell("x" * CELL_CHARS).plain == "x" * CELL_CHARS
+    rows = "".join(f"| team {i} | ships feature {i} |\n" for i in range(60))
+    runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(
+        content=f"Team features.\n\n| team | feature |\n|---|---|\n{rows}"))
+    searched = cli(runtime, "search", "which team ships feature 7", "-n", ns, "--limit", "1")
+    assert searched.returncode == 0, searched.stderr
+    assert "| team 0 |" in searched.stdout and "| team 59 |" not in searched.stdout, searched.stdout
+    assert len(searched.stdout.splitlines()) < 15, searched.stdout
+
+
+def test_stats_counts_memories_and_their_versions(runtime: Runtime, ns: str) -> None:
+    ctx = CallerContext.for_namespaces(ns)
+    first = runtime.service.add_document(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon."))
+    second = runtime.service.update_document(ctx, first.id, UpdateInput(content="Priya Raman leads Falcon."))
+    runtime.service.update_document(ctx, second.id, UpdateInput(content="Priya Raman leads Falcon in Osaka."))
     rows = json.loads(cli(runtime, "stats", "--json").stdout)
     mine = next(r for r in rows if r["namespace"] == ns)
-    assert mine["memories"] == 3 and mine["facts"] >= 3 and mine["entities"] >= 3
+    assert (mine["memories"], mine["versions"]) == (1, 3) and mine["facts"] >= 3 and mine["entities"] >= 2
     table = cli(runtime, "stats")
-    assert table.returncode == 0 and ns in table.stdout
+    assert table.returncode == 0, table.stderr
+    header = next(line for line in table.stdout.splitlines() if "versions" in line)
+    row = next(line for line in table.stdout.splitlines() if ns in line)
+    cells = dict(zip(re.split(r"\s*[│┃|]\s*", header.strip()), re.split(r"\s*[│┃|]\s*", row.strip()), strict=True))
+    assert (cells["memories"], cells["versions"]) == ("1", "3"), table.stdout
 
 
 @pytest.mark.parametrize("args", [

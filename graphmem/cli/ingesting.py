@@ -16,16 +16,19 @@ from graphmem.errors import GraphmemError, InvalidInput
 
 
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help=".txt, .md or .jsonl files, or directories of them.",
-                                                metavar="PATH", show_default=False)],
+    paths: Annotated[list[Path], typer.Argument(
+        help=".txt, .md, .jsonl or extension-less text files, or directories of them.", metavar="PATH",
+        show_default=False)],
     namespace: Annotated[str, typer.Option("--namespace", "-n", help="The namespace to write into.")],
     data_dir: DataDir = None,
     batch: Annotated[int, typer.Option(min=1, max=1000, help="Documents per transaction.")] = 64,
     progress: Annotated[bool, typer.Option(help="Show progress (facts done, and the rate) on stderr.")] = True,
 ) -> None:
     """Ingest files: one memory per text file (cut into numbered parts past the size cap), one per JSONL line.
-    Text files are read as Markdown. A changed file becomes a new version of its memory; an unchanged one
-    changes nothing. Bad files and lines are reported and skipped; the exit code is 1 if anything failed."""
+    Text files (and files without an extension that hold UTF-8 text) are read as Markdown. A changed file
+    becomes a new version of its memory; an unchanged one changes nothing. Bad files and lines are reported and
+    skipped; the exit code is 1 if anything failed, or if nothing was left to ingest. Below a directory, the
+    files not read (another extension, binary, hidden) are named with the reason and are no failure."""
     from tqdm import tqdm
 
     from graphmem.ingest.files import read_paths
@@ -39,11 +42,13 @@ def ingest(
         fail(exc, code=2)
     chosen = settings(data_dir)
     found = read_paths(paths, chosen.limits.content_chars)
+    for skipped in found.skipped:  # now, not after the run: what will not be read is known already
+        typer.echo(f"skipped: {skipped}", err=True)
     errors = list(found.errors)
     if not found.items:
         for error in errors:
             typer.echo(f"error: {error}", err=True)
-        typer.echo(f"{found.files} files: nothing to ingest", err=True)
+        typer.echo(f"{found.files} files: nothing to ingest ({len(found.skipped)} skipped)", err=True)
         raise typer.Exit(code=1)
     facts = sum(len(split_facts(item.item.document.content)) for item in found.items)
     from graphmem.runtime import Runtime  # spaCy and torch come with it: seconds, after the cheap checks
@@ -80,7 +85,8 @@ def ingest(
     typer.echo(f"{found.files} files: {changes[Change.created]} new memories, {changes[Change.versioned]} new "
                f"versions, {changes[Change.unchanged]} unchanged; {after.facts - before.facts} facts, "
                f"{after.entities - before.entities} entities, {after.triples - before.triples} triples; "
-               f"{len(errors)} errors, {seconds:.1f} s, {done / seconds if seconds else 0:.1f} memories/s")
+               f"{len(errors)} errors, {len(found.skipped)} skipped, {seconds:.1f} s, "
+               f"{done / seconds if seconds else 0:.1f} memories/s")
     if errors:
         raise typer.Exit(code=1)
 

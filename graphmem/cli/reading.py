@@ -1,12 +1,12 @@
 """Reading the graph from the terminal: ``search``, ``recall``, ``show``, ``export`` and ``stats``. Like
 ``ingest`` they run with the local operator's trust against the data directory (or the Neo4j of the settings),
-print tables for people (rich) or ``--json`` for scripts, and exit 2 with a one-line message on bad input
-(1 when the database fails)."""
+print tables for people (rich: stored text as written, one line per cell) or ``--json`` for scripts, and exit 2
+with a one-line message on bad input (1 when the database fails)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +20,7 @@ from graphmem.errors import GraphmemError, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from rich.table import Table
+    from rich.text import Text
 
     from graphmem.model import CallerContext
     from graphmem.service.memory import MemoryService
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The namespace to read.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (the service's result) instead of a table.")]
+CELL_CHARS = 120  # a stored Markdown table or long paragraph would otherwise fill the screen in one cell
 
 
 @contextmanager
@@ -59,11 +61,15 @@ def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemorySer
             fail(exc)
 
 
+def _echo_json(result: BaseModel | list[Any]) -> None:
+    payload = [r.model_dump(mode="json") for r in result] if isinstance(result, list) else \
+        result.model_dump(mode="json")
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
 def _print(result: BaseModel | list[Any], as_json: bool, table: Callable[[], Table]) -> None:
     if as_json:
-        payload = [r.model_dump(mode="json") for r in result] if isinstance(result, list) else \
-            result.model_dump(mode="json")
-        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        _echo_json(result)
         return
     from rich.console import Console
 
@@ -74,12 +80,24 @@ def _when(ms: int | None) -> str:
     return "" if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def _table(title: str, *columns: str) -> Table:
+def _cell(value: str, style: str = "") -> Text:
+    """``value`` on one line of at most ``CELL_CHARS`` (cut with …), as plain text: Rich would read stored
+    brackets such as ``[grpc]`` as markup and ``:bug:`` as an emoji, and drop or change them."""
+    from rich.text import Text
+
+    line = " ".join(value.split())
+    return Text(line if len(line) <= CELL_CHARS else line[:CELL_CHARS - 1] + "…", style=style)
+
+
+def _table(title: str, columns: Iterable[str], rows: Iterable[Iterable[str]]) -> Table:
+    """The one way a table is built, so every title and cell goes through ``_cell``."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=_cell(title, "table.title"), title_justify="left")  # a Text title gets no style of its own
     for column in columns:
         table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*map(_cell, row))
     return table
 
 
@@ -97,11 +115,9 @@ def search(
         ctx, parse(SearchRequest, {"query": query, "limit": limit, "namespaces": [namespace]})))
 
     def table() -> Table:
-        shown = _table(f"{len(hits)} memories for {query!r}", "#", "score", "memory", "recorded", "best fact")
-        for rank, hit in enumerate(hits, start=1):
-            shown.add_row(str(rank), f"{hit.score:.3f}", hit.title or hit.document_id, _when(hit.recorded_at),
-                          hit.facts[0].text if hit.facts else "")
-        return shown
+        return _table(f"{len(hits)} memories for {query!r}", ("#", "score", "memory", "recorded", "best fact"),
+                      ((str(rank), f"{hit.score:.3f}", hit.title or hit.document_id, _when(hit.recorded_at),
+                        hit.facts[0].text if hit.facts else "") for rank, hit in enumerate(hits, start=1)))
 
     _print(hits, as_json, table)
 
@@ -120,7 +136,7 @@ def recall(
     result = _run(namespace, data_dir, lambda service, ctx: service.recall(ctx, parse(RecallRequest, {
         "query": query, "max_items": max_items, "max_tokens": max_tokens, "namespaces": [namespace]})))
     if as_json:
-        _print(result, True, lambda: _table(""))
+        _echo_json(result)
         return
     typer.echo(result.context_text)
     typer.echo(f"\n({result.answer_status.value}; {len(result.items)} facts, {result.tokens_used} of "
@@ -143,27 +159,27 @@ def show(
     shown = _run(namespace, data_dir, lambda service, ctx: Shown(memory=service.get_memory(ctx, memory_id),
                                                                   history=service.history(ctx, memory_id)))
     if as_json:
-        _print(shown, True, lambda: _table(""))
+        _echo_json(shown)
         return
     from rich.console import Console
+    from rich.text import Text
 
     memory = shown.memory.memory
     console = Console()
-    console.print(f"[bold]{memory.title or memory.id}[/bold]  version {memory.version}"
-                  f"{'' if memory.is_latest else ' (not the latest)'}  recorded {_when(memory.recorded_at)}"
-                  f"{'  path ' + memory.path if memory.path else ''}", highlight=False)
-    console.print(memory.content if memory.content is not None else "(redacted)", highlight=False, markup=False)
-    facts = _table(f"{shown.memory.facts_total} facts", "#", "fact")
-    for fact in shown.memory.facts:
-        facts.add_row(str(fact.position + 1), fact.text or "(redacted)")
-    entities = _table(f"{shown.memory.entities_total} entities", "name", "type")
-    for entity in shown.memory.entities:
-        entities.add_row(entity.name or "", entity.type or "")
-    versions = _table("versions", "version", "id", "recorded", "latest")
-    for version in shown.history.items:
-        versions.add_row(str(version.version), version.id, _when(version.recorded_at), "yes" if version.is_latest
-                         else "")
-    for table in (facts, entities, versions):
+    # Text, not markup: the stored title, path and text are printed as written (the text whole, not a cell)
+    console.print(Text.assemble((memory.title or memory.id, "bold"), f"  version {memory.version}"
+                                f"{'' if memory.is_latest else ' (not the latest)'}  recorded "
+                                f"{_when(memory.recorded_at)}{'  path ' + memory.path if memory.path else ''}"))
+    console.print(Text(memory.content if memory.content is not None else "(redacted)"))
+    for table in (
+        _table(f"{shown.memory.facts_total} facts", ("#", "fact"),
+               ((str(fact.position + 1), fact.text or "(redacted)") for fact in shown.memory.facts)),
+        _table(f"{shown.memory.entities_total} entities", ("name", "type"),
+               ((entity.name or "", entity.type or "") for entity in shown.memory.entities)),
+        _table("versions", ("version", "id", "recorded", "latest"),
+               ((str(version.version), version.id, _when(version.recorded_at), "yes" if version.is_latest else "")
+                for version in shown.history.items)),
+    ):
         console.print(table)
 
 
@@ -213,25 +229,26 @@ def export(
 
 
 def stats(as_json: AsJson = False, data_dir: DataDir = None) -> None:
-    """Memories (every version), facts, entities and triples of every namespace."""
+    """Memories (one per version chain), versions (all of them), facts, entities and triples of every
+    namespace."""
 
     class Row(BaseModel):
         namespace: str
         memories: int
+        versions: int
         facts: int
         entities: int
         triples: int
 
     def work(service: MemoryService, _: CallerContext) -> list[Row]:
-        return [Row(namespace=name, memories=c.documents, facts=c.facts, entities=c.entities, triples=c.triples)
-                for name, c in service.stored_namespace_counts().items()]
+        return [Row(namespace=name, memories=c.memories, versions=c.documents, facts=c.facts, entities=c.entities,
+                    triples=c.triples) for name, c in service.stored_namespace_counts().items()]
 
     rows = _run(None, data_dir, work)
 
     def table() -> Table:
-        shown = _table(f"{len(rows)} namespaces", "namespace", "memories", "facts", "entities", "triples")
-        for row in rows:
-            shown.add_row(row.namespace, *(f"{n:,}" for n in (row.memories, row.facts, row.entities, row.triples)))
-        return shown
+        return _table(f"{len(rows)} namespaces", ("namespace", "memories", "versions", "facts", "entities", "triples"),
+                      ((row.namespace, *(f"{n:,}" for n in (row.memories, row.versions, row.facts, row.entities,
+                                                            row.triples))) for row in rows))
 
     _print(rows, as_json, table)

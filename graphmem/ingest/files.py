@@ -1,13 +1,17 @@
-"""Files → documents for ``graphmem ingest``: .txt and .md files (one document each, split at paragraph
-boundaries into numbered parts when over the content cap) and JSONL (one document per line).
+"""Files → documents for ``graphmem ingest``: .txt and .md files, and files without an extension whose start
+is UTF-8 text (README, LICENSE: read as Markdown), one document each, split at paragraph boundaries into
+numbered parts when over the content cap; and JSONL (one document per line).
 
 Problems are reported per file and per line and never stop the rest: unreadable, not UTF-8, invalid
-JSON, missing or non-text content, unsupported file type.
+JSON, missing or non-text content, unsupported file type. Below a directory, the files that are not read
+(another extension, binary, hidden) are named in ``skipped`` with the reason, and are no error.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ from graphmem.model import DocumentInput, IngestItem, parse
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+SNIFF_BYTES = 8192  # of a file without an extension: enough to tell text, without reading a large binary whole
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
@@ -35,26 +40,70 @@ class Item:
 class ReadResult:
     items: list[Item] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    files: int = 0
+    skipped: list[str] = field(default_factory=list)  # "path: reason", below a directory only
+    files: int = 0  # read or failed, skipped ones not included
 
 
-def expand(paths: list[Path]) -> Iterator[Path]:
-    """Files as given, and the supported files below directories, in a stable order."""
+def expand(paths: list[Path]) -> Iterator[tuple[Path, bool]]:
+    """Each path as given (``False``), or for a directory every entry below it (``True``) in a stable order:
+    its files, and the folders the walk does not enter (hidden ones, links), so that they can be named."""
     for path in paths:
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in
-                              TEXT_SUFFIXES | JSONL_SUFFIXES)
-        else:
-            yield path
+        if not path.is_dir():
+            yield path, False
+            continue
+        below: list[Path] = []
+        for root, folders, names in os.walk(path):
+            entered = [f for f in folders if not f.startswith(".") and not Path(root, f).is_symlink()]
+            below += (Path(root, f) for f in folders if f not in entered)
+            folders[:] = entered
+            below += (Path(root, name) for name in names)
+        yield from ((p, True) for p in sorted(below))
+
+
+def _problem(path: Path, below: bool) -> str | None:
+    """Why ``path`` is not read, or None. Hidden entries below a directory (.git, .env) are left alone even
+    when they are text: a repository's metadata and secrets are no memories."""
+    if below and path.name.startswith("."):
+        return "hidden"
+    if below and path.is_dir():
+        return "a linked folder (not followed)"
+    if below and not path.is_file():
+        return "not a regular file"
+    suffix = path.suffix.lower()
+    if not suffix:
+        return _not_text(path)
+    if suffix not in TEXT_SUFFIXES | JSONL_SUFFIXES:
+        return f"unsupported file type {suffix} (use .txt, .md or .jsonl)"
+    return None
+
+
+def _not_text(path: Path) -> str | None:
+    """Why a file without an extension is not text, judged by its first ``SNIFF_BYTES``: a NUL byte, or bytes
+    that are not UTF-8 (a character cut at the end of that prefix is fine)."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(SNIFF_BYTES)
+    except OSError:
+        return None  # reading it says why
+    if b"\0" in start:
+        return "not text (a NUL byte)"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(start)
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (byte {exc.start})"
+    return None
 
 
 def read_paths(paths: list[Path], max_chars: int) -> ReadResult:
     result = ReadResult()
-    for path in expand(paths):
+    for path, below in expand(paths):
+        problem = _problem(path, below)
+        if problem is not None and below:
+            result.skipped.append(f"{path}: {problem}")
+            continue
         result.files += 1
-        suffix = path.suffix.lower()
-        if suffix not in TEXT_SUFFIXES | JSONL_SUFFIXES:
-            result.errors.append(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
+        if problem is not None:
+            result.errors.append(f"{path}: {problem}")
             continue
         try:
             text = path.read_bytes().decode("utf-8")
@@ -64,7 +113,7 @@ def read_paths(paths: list[Path], max_chars: int) -> ReadResult:
         except OSError as exc:
             result.errors.append(f"{path}: unreadable ({exc.strerror or exc})")
             continue
-        if suffix in JSONL_SUFFIXES:
+        if path.suffix.lower() in JSONL_SUFFIXES:
             _read_jsonl(path, text, result)
         else:
             _read_text(path, text, max_chars, result)

@@ -148,9 +148,11 @@ class ForgetResult(BaseModel):
 
 
 class NamespaceCounts(BaseModel):
-    """Everything stored in a namespace, every version included."""
+    """Everything stored in a namespace: ``documents`` counts every version, ``memories`` one per version
+    chain (its latest version)."""
 
     documents: int
+    memories: int
     facts: int
     entities: int
     triples: int
