@@ -65,7 +65,7 @@ RETURN e.entity_key AS key
 // name: entities_by_keys_in_view
 UNWIND $keys AS key
 MATCH (e:Entity {entity_key: key})
-WHERE e.namespace = $namespace AND {{ entity_in_view(e) }}
+WHERE e.namespace IN $namespaces AND {{ entity_in_view(e) }}
 RETURN e.id AS id, e.name AS name, e.type AS type, e.entity_key AS key
 
 // What is known about each entity, as observations: the statements agents made about it first (oldest first),
@@ -74,7 +74,7 @@ RETURN e.id AS id, e.name AS name, e.type AS type, e.entity_key AS key
 // name: entities_observations
 UNWIND $ids AS entity_id
 MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
-WHERE e.namespace = $namespace AND f.namespace = e.namespace AND f.text IS NOT NULL AND {{ in_view(f) }}
+WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND f.text IS NOT NULL AND {{ in_view(f) }}
   AND (f.assertion IS NULL OR f.assertion = 'observation')
 WITH e, f
 ORDER BY CASE WHEN f.assertion IS NULL THEN 1 ELSE 0 END, f.recorded_at, f.position, f.id

@@ -43,6 +43,16 @@ WITH t, t.last_id AS previous_id
 SET t.last_id = $last_id
 RETURN previous_id
 
+// The namespaces holding memories that a caller of every namespace reads when it names none: each has the
+// StoredTail its first memory made (a unique key, so this reads one node a namespace, never the memories).
+// Reserved namespaces (`_system`) are left out.
+// name: namespaces_stored
+MATCH (t:StoredTail)
+WHERE NOT t.namespace STARTS WITH '_'
+RETURN t.namespace AS namespace
+ORDER BY namespace
+LIMIT $limit
+
 // name: documents_follow
 UNWIND $links AS link
 MATCH (d:Document {id: link.id}), (p:Document {id: link.previous_id})
@@ -163,7 +173,7 @@ RETURN {{ document_fields }} AS document, d.content AS content, p.id AS parent_m
 
 // name: documents_count
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+WHERE d.namespace IN $namespaces AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
 RETURN count(d) AS total
 
 // A page of memories in one order each (DocumentSort): a page starts after the previous page's last row
@@ -171,7 +181,7 @@ RETURN count(d) AS total
 // there a next page?).
 // name: documents_page
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+WHERE d.namespace IN $namespaces AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
   AND ($after_id IS NULL OR d.recorded_at < $after_recorded_at
        OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
 WITH d
@@ -184,7 +194,7 @@ ORDER BY d.recorded_at DESC, d.id ASC
 
 // name: documents_page_oldest
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+WHERE d.namespace IN $namespaces AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
   AND ($after_id IS NULL OR d.recorded_at > $after_recorded_at
        OR (d.recorded_at = $after_recorded_at AND d.id > $after_id))
 WITH d
@@ -198,7 +208,7 @@ ORDER BY d.recorded_at ASC, d.id ASC
 // Untitled memories sort as the empty title, first.
 // name: documents_page_by_title
 MATCH (d:Document)
-WHERE d.namespace = $namespace AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
+WHERE d.namespace IN $namespaces AND {{ in_view(d) }} AND {{ path_filter(d) }} AND {{ document_where(d) }}
   AND ($after_id IS NULL OR coalesce(d.title, '') > $after_title
        OR (coalesce(d.title, '') = $after_title AND d.id > $after_id))
 WITH d, coalesce(d.title, '') AS title

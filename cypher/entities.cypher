@@ -5,15 +5,15 @@
 // name: entities_get
 UNWIND $ids AS entity_id
 MATCH (e:Entity {id: entity_id})
-WHERE e.namespace = $namespace
+WHERE e.namespace IN $namespaces
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 
 // name: entity_by_key
 MATCH (e:Entity {entity_key: $key})
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 
 // The entities a form names as an alias (ingest/aliases.py): registered for it, and named so by a mention in
 // the view (an alias only forgotten memories used is no name of it). Several when the form became ambiguous.
@@ -23,7 +23,7 @@ MATCH (a:Alias {alias_key: alias_key})-[:ALIAS_OF]->(e:Entity)
 WHERE a.namespace IN $namespaces AND e.namespace = a.namespace
   AND EXISTS { MATCH (e)<-[m:MENTIONS]-(f:Fact) WHERE m.alias = a.form AND {{ in_view(f) }} AND {{ path_filter(f) }} }
 WITH DISTINCT e
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 ORDER BY name, id
 LIMIT $limit
 
@@ -32,7 +32,7 @@ LIMIT $limit
 // name: entities_facts
 UNWIND $ids AS entity_id
 MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
-WHERE e.namespace = $namespace AND f.namespace = e.namespace AND {{ in_view(f) }}
+WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }}
 WITH e, f
 ORDER BY f.recorded_at DESC, f.id
 WITH e, collect(f)[..$limit] AS facts
@@ -52,7 +52,7 @@ RETURN COUNT { MATCH (e)<-[:MENTIONS]-(f:Fact) WHERE f.namespace = e.namespace A
 // name: entities_neighbours
 UNWIND $ids AS entity_id
 MATCH (e:Entity {id: entity_id})
-WHERE e.namespace = $namespace
+WHERE e.namespace IN $namespaces
 CALL (e) {
   MATCH (e)-[r:RELATES]->(o:Entity)
   WHERE r.namespace = e.namespace AND o.namespace = e.namespace
@@ -120,7 +120,7 @@ CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
   AND {{ entity_in_view(e) }}
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 ORDER BY score DESC, id
 LIMIT 1
 
@@ -128,27 +128,27 @@ LIMIT 1
 // as the empty name. Starts after the previous page's last row; one row more than it returns.
 // name: entities_list_count
 MATCH (e:Entity)
-WHERE e.namespace = $namespace AND {{ entity_where(e) }} AND {{ entity_in_view(e) }}
+WHERE e.namespace IN $namespaces AND {{ entity_where(e) }} AND {{ entity_in_view(e) }}
 RETURN count(e) AS total
 
 // name: entities_page
 MATCH (e:Entity)
-WHERE e.namespace = $namespace AND {{ entity_where(e) }}
+WHERE e.namespace IN $namespaces AND {{ entity_where(e) }}
   AND ($after_id IS NULL OR coalesce(e.name, '') > $after_name
        OR (coalesce(e.name, '') = $after_name AND e.id > $after_id))
   AND {{ entity_in_view(e) }}
 WITH e, coalesce(e.name, '') AS name
 ORDER BY name ASC, e.id ASC
 LIMIT $limit
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
 
 // name: entities_page_name_desc
 MATCH (e:Entity)
-WHERE e.namespace = $namespace AND {{ entity_where(e) }}
+WHERE e.namespace IN $namespaces AND {{ entity_where(e) }}
   AND ($after_id IS NULL OR coalesce(e.name, '') < $after_name
        OR (coalesce(e.name, '') = $after_name AND e.id > $after_id))
   AND {{ entity_in_view(e) }}
 WITH e, coalesce(e.name, '') AS name
 ORDER BY name DESC, e.id ASC
 LIMIT $limit
-RETURN e.id AS id, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases
+RETURN e.id AS id, e.namespace AS namespace, e.name AS name, e.type AS type, {{ entity_aliases(e) }} AS aliases

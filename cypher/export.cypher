@@ -324,3 +324,20 @@ CALL () {
 }
 RETURN collect({source: source, target: target, kind: kind, predicate: predicate, negated: negated,
                 fact_id: fact_id, asserted: asserted}) AS rows
+
+// The namespace of the first of $ids (in order) that is a document, a fact or an entity of $namespaces: an
+// export that names no namespace walks the one its seed is in.
+// name: namespace_of_ids
+UNWIND range(0, size($ids) - 1) AS i
+WITH i, $ids[i] AS id
+OPTIONAL MATCH (d:Document {id: id})
+WHERE d.namespace IN $namespaces
+OPTIONAL MATCH (f:Fact {id: id})
+WHERE f.namespace IN $namespaces
+OPTIONAL MATCH (e:Entity {id: id})
+WHERE e.namespace IN $namespaces
+WITH i, coalesce(d.namespace, f.namespace, e.namespace) AS namespace
+WHERE namespace IS NOT NULL
+RETURN namespace
+ORDER BY i
+LIMIT 1

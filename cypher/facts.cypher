@@ -18,14 +18,14 @@ RETURN {{ fact_record }}
 
 // name: facts_list_count
 MATCH (f:Fact)
-WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+WHERE f.namespace IN $namespaces AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
 RETURN count(f) AS total
 
 // A page of facts in one order each (FactSort), starting after the previous page's last row ($after_*,
 // null on the first page); one row more than it returns (is there a next page?).
 // name: facts_page
 MATCH (f:Fact)
-WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+WHERE f.namespace IN $namespaces AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
   AND ($after_id IS NULL OR f.recorded_at < $after_recorded_at
        OR (f.recorded_at = $after_recorded_at AND f.id > $after_id))
 WITH f
@@ -38,7 +38,7 @@ ORDER BY recorded_at DESC, id ASC
 
 // name: facts_page_oldest
 MATCH (f:Fact)
-WHERE f.namespace = $namespace AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
+WHERE f.namespace IN $namespaces AND {{ in_view(f) }} AND {{ path_filter(f) }} AND {{ fact_where(f) }}
   AND ($after_id IS NULL OR f.recorded_at > $after_recorded_at
        OR (f.recorded_at = $after_recorded_at AND f.id > $after_id))
 WITH f
@@ -72,4 +72,4 @@ UNWIND triples AS t
 RETURN t.s.id AS subject_id, t.s.name AS subject, t.s.type AS subject_type, t.r.predicate AS predicate,
        t.r.negated AS negated, coalesce(t.r.asserted, false) AS asserted, t.o.id AS object_id, t.o.name AS object, t.o.type AS object_type,
        f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path
+       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path, d.namespace AS namespace

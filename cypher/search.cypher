@@ -111,8 +111,8 @@ MATCH (d:Document {id: document_id})
 WHERE d.namespace IN $namespaces
 OPTIONAL MATCH (d)-[:CONTAINS]->(c:Chunk)
 WITH d, max({{ similarity(c) }}) AS raw
-RETURN d.id AS id, d.title AS title, d.source AS source, d.version AS version, d.is_latest AS is_latest,
-       d.recorded_at AS recorded_at, coalesce(raw, -1.0) AS raw
+RETURN d.id AS id, d.namespace AS namespace, d.title AS title, d.source AS source, d.version AS version,
+       d.is_latest AS is_latest, d.recorded_at AS recorded_at, coalesce(raw, -1.0) AS raw
 
 // Chat turns stored next to the seeds that are turns (up to two FOLLOWS steps either way: a question's
 // answer, an answer's question), in the view and matching the filters through their chunks; each with its
@@ -209,14 +209,15 @@ CALL () {
   RETURN f.id AS id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
          f.is_latest AS is_latest, f.is_forgotten AS is_forgotten, f.is_inference AS is_inference,
          coalesce(f.attributes, []) AS attributes, CASE WHEN $with_embedding THEN f.embedding END AS embedding,
-         {{ similarity(f) }} AS raw, d.id AS document_id, d.title AS title, d.source AS source, d.path AS path,
-         d.version AS version, d.chain_id AS chain_id, p.id AS parent_memory_id, entities
+         {{ similarity(f) }} AS raw, d.id AS document_id, d.namespace AS namespace, d.title AS title,
+         d.source AS source, d.path AS path, d.version AS version, d.chain_id AS chain_id,
+         p.id AS parent_memory_id, entities
 }
 RETURN collect({id: id, text: text, start: start, end: end, recorded_at: recorded_at, is_latest: is_latest,
                 is_forgotten: is_forgotten, is_inference: is_inference, attributes: attributes,
-                embedding: embedding, raw: raw, document_id: document_id, title: title, source: source,
-                path: path, version: version, chain_id: chain_id, parent_memory_id: parent_memory_id,
-                entities: entities}) AS rows
+                embedding: embedding, raw: raw, document_id: document_id, namespace: namespace, title: title,
+                source: source, path: path, version: version, chain_id: chain_id,
+                parent_memory_id: parent_memory_id, entities: entities}) AS rows
 
 // Entity search: by embedding (index with over-fetch, or an exact scan for a small namespace) and by name
 // (full text). An entity is visible in a view only while a fact in that view mentions it.
@@ -276,7 +277,7 @@ UNWIND $entity_ids AS entity_id
 MATCH (e:Entity {id: entity_id})<-[:MENTIONS]-(f:Fact)
 WHERE e.namespace IN $namespaces AND f.namespace = e.namespace AND {{ in_view(f) }} AND {{ path_filter(f) }}
 WITH e, count(DISTINCT f) AS facts
-RETURN e.id AS id, e.name AS name, e.type AS type, facts, {{ similarity(e) }} AS raw
+RETURN e.id AS id, e.name AS name, e.type AS type, e.namespace AS namespace, facts, {{ similarity(e) }} AS raw
 
 // Triple search: the caller resolves subject, object and free-term text to entity ids (and the term to
 // fact ids) through the full-text indexes; a null list means "any". A triple is visible only while the
@@ -306,7 +307,7 @@ WHERE f.namespace = r.namespace AND d.namespace = f.namespace AND {{ in_view(f) 
 RETURN s.id AS subject_id, s.name AS subject, s.type AS subject_type, r.predicate AS predicate,
        r.negated AS negated, coalesce(r.asserted, false) AS asserted, o.id AS object_id, o.name AS object,
        o.type AS object_type, f.id AS fact_id, f.text AS text, f.start AS start, f.end AS end, f.recorded_at AS recorded_at,
-       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path
+       d.id AS document_id, d.title AS title, d.source AS source, d.path AS path, d.namespace AS namespace
 ORDER BY recorded_at DESC, fact_id, subject_id, predicate, object_id
 LIMIT $limit
 

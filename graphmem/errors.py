@@ -5,7 +5,14 @@ Messages are written for the caller: they never contain a stack trace, a secret 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+Loc = tuple[str, ...]  # a field's place in an input: ("caps", "depth"), ("entities", "3", "type")
+Names = Mapping[str, str]
+"""A front end's names for the service's fields: the dotted place the service knows a field by ("caps.depth")
+to the one the front end's callers know it by ("depth", or "caps.maxNodes")."""
 
 
 class GraphmemError(Exception):
@@ -24,10 +31,44 @@ class GraphmemError(Exception):
 
 
 class InvalidInput(GraphmemError):
-    """Bad input: out of bounds, wrong shape, malformed. Nothing was written."""
+    """Bad input: out of bounds, wrong shape, malformed. Nothing was written.
+
+    The input at fault is named as the service names it: ``field``, or ``problems`` (each value refused, by
+    its place, and why: the message lists them, ``fields`` holds their first parts). A front end whose
+    arguments feed fields of other names says the error in its callers' words with ``renamed``."""
 
     code = "invalid_input"
     http_status = 400
+
+    def __init__(self, message: str, *, problems: Sequence[tuple[Loc, str]] = (), **details: Any) -> None:
+        super().__init__(message, **details)
+        self.problems = tuple(problems)
+
+    @classmethod
+    def listing(cls, problems: Sequence[tuple[Loc, str]]) -> InvalidInput:
+        """One error naming every value refused, as ``place: why`` (a rule of the whole input: ``input: why``)."""
+        return cls("; ".join(f"{'.'.join(loc) or 'input'}: {why}" for loc, why in problems), problems=problems,
+                   fields=[loc[0] for loc, _ in problems if loc])
+
+    def renamed(self, names: Names, spell: Callable[[str], str] = str) -> InvalidInput:
+        """This error in a front end's words: each place the service names is replaced by ``names`` (its
+        longest prefix found there), and every part is then written by ``spell`` (GraphQL's camelCase). A
+        ``field`` the message begins with is renamed in the message too."""
+
+        def said(loc: Loc) -> Loc:
+            known = next((n for n in range(len(loc), 0, -1) if ".".join(loc[:n]) in names), 0)
+            place = (*names[".".join(loc[:known])].split("."), *loc[known:]) if known else loc
+            return tuple(spell(part) for part in place)
+
+        if self.problems:
+            return self.listing([(said(loc), why) for loc, why in self.problems])
+        field = self.details.get("field")
+        if not isinstance(field, str):
+            return self
+        name = ".".join(said(tuple(field.split("."))))
+        begins = re.match(rf"{re.escape(field)}\b", self.message)
+        message = name + self.message[len(field):] if begins else self.message
+        return InvalidInput(message, **{**self.details, "field": name})
 
 
 class Unauthenticated(GraphmemError):

@@ -18,6 +18,7 @@ from graphmem.cli import app
 from graphmem.cli.reading import CELL_CHARS, _cell
 from graphmem.model import CallerContext, DocumentInput, UpdateInput
 from graphmem.runtime import Runtime
+from helpers import make_settings, new_database
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,13 @@ class Ran:
     stderr: str
 
 
-def cli(runtime: Runtime, *args: str) -> Ran:
+def cli(runtime: Runtime, *args: str, settings: dict[str, str] | None = None) -> Ran:
     """The command run in this process (the imports are paid once), attached to the test process's engine through
-    its data directory, with the test embedder."""
+    its data directory, with the test embedder; ``settings``: more settings (``new_database``'s, lower-case)."""
     env = {k: None for k in os.environ if k.startswith("GRAPHMEM_")}
+    more = {f"GRAPHMEM_{name.upper()}": value for name, value in (settings or {}).items()}
     result = CliRunner().invoke(app, [*args, "--data-dir", str(runtime.settings.data_dir)],
-                                env={**env, "GRAPHMEM_EMBEDDER": "hashing", "COLUMNS": "200"})
+                                env={**env, **more, "GRAPHMEM_EMBEDDER": "hashing", "COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)
@@ -47,6 +49,28 @@ def stored(runtime: Runtime, ns: str) -> dict[str, str]:
         content="Priya Raman leads Project Falcon in Osaka."))
     runtime.service.add_document(ctx, ns, DocumentInput(content="Jonas Weber joined Project Falcon."))
     return {"first": first.id, "latest": second.id}
+
+
+def test_without_a_namespace_the_cli_reads_every_namespace(runtime: Runtime, tmp_path: Path) -> None:
+    """On a database of its own: "every namespace" is the whole store's."""
+    with new_database(runtime) as database, Runtime.open(make_settings(tmp_path, **database)) as store:
+        both = CallerContext.for_namespaces("alpha", "beta")
+        store.service.add_document(both, "alpha", DocumentInput(content="The Harbour Guild runs the Eastmere yard."))
+        falcon = store.service.add_document(both, "beta", DocumentInput(content="Priya Raman leads Project Falcon."))
+        table = cli(store, "search", "Who leads Project Falcon?", settings=database)
+        assert table.returncode == 0, table.stderr
+        assert "in alpha, beta" in table.stdout and "Priya Raman leads Project Falcon." in table.stdout
+        hits = json.loads(cli(store, "search", "Who leads Project Falcon?", "--json", settings=database).stdout)
+        assert hits[0]["document_id"] == falcon.id and hits[0]["namespace"] == "beta"
+        recalled = cli(store, "recall", "Who leads Project Falcon?", settings=database)
+        assert "Priya Raman" in recalled.stdout and "read alpha, beta" in recalled.stderr
+        shown = cli(store, "show", falcon.id, settings=database)
+        assert shown.returncode == 0 and "Priya Raman leads Project Falcon." in shown.stdout
+        exported = cli(store, "export", "--query", "Project Falcon", "-o", str(tmp_path / "g.json"), settings=database)
+        assert exported.returncode == 0 and "in beta" in exported.stdout, exported.stderr
+        only = json.loads(cli(store, "search", "Who leads Project Falcon?", "-n", "alpha", "--json",
+                              settings=database).stdout)
+        assert falcon.id not in {hit["document_id"] for hit in only}
 
 
 def test_search_recall_and_show(runtime: Runtime, ns: str, stored: dict[str, str]) -> None:

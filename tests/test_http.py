@@ -184,10 +184,15 @@ def test_credentials_routes_are_the_owners(client: TestClient, runtime: Runtime,
 
 
 def test_namespace_resolution(client: TestClient, runtime: Runtime, ns: str) -> None:
+    """A read that names no namespace covers every one the credential may read; a new memory must name one
+    when the credential has several and the default is not among them."""
     two = token(runtime, [ns, f"{ns}-b"])
     unnamed = client.get("/v1/memories", headers=two)
-    assert unnamed.status_code == 400 and ns in unnamed.json()["error"]["message"]
-    assert client.get("/v1/memories", params={"scope": f"{ns}-b"}, headers=two).status_code == 200
+    assert unnamed.status_code == 200 and unnamed.json()["namespaces"] == sorted([ns, f"{ns}-b"])
+    write = client.post("/v1/remember", json={"content": "Where does this go?"}, headers=two)
+    assert write.status_code == 400 and ns in write.json()["error"]["message"]
+    named = client.get("/v1/memories", params={"scope": f"{ns}-b"}, headers=two)
+    assert named.status_code == 200 and named.json()["namespaces"] == [f"{ns}-b"]
     everywhere = token(runtime, ["*"])
     assert client.post("/v1/remember", json={"content": "In the default namespace."},
                        headers=everywhere).status_code == 201

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from graphmem.service.memory import MemoryService
 
 T = TypeVar("T")
-Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The namespace to read.")]
+Namespace = Annotated[str | None, typer.Option("--namespace", "-n", help=(
+    "The namespace to read (default: every namespace, at most 100)."))]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (the service's result) instead of a table.")]
 CELL_CHARS = 120  # a stored Markdown table or long paragraph would otherwise fill the screen in one cell
 
@@ -44,9 +45,10 @@ def _service(data_dir: Path | None) -> Iterator[MemoryService]:
 
 
 def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemoryService, CallerContext], T]) -> T:
-    """``work`` with the operator's context of ``namespace``; a bad namespace fails before anything is opened,
+    """``work`` with the operator's context of ``namespace``, or, for None, of every namespace that holds
+    memories (at most ``MAX_NAMESPACES``, as for any caller); a bad namespace fails before anything is opened,
     bad input exits 2, a database failure 1."""
-    from graphmem.model import CallerContext, check_namespace
+    from graphmem.model import MAX_NAMESPACES, CallerContext, check_namespace
 
     try:
         names = [check_namespace(namespace)] if namespace is not None else []
@@ -54,6 +56,10 @@ def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemorySer
         fail(exc, code=2)
     with _service(data_dir) as service:
         try:
+            if namespace is None:
+                names = service.stored_namespaces(MAX_NAMESPACES + 1)
+                if len(names) > MAX_NAMESPACES:
+                    raise InvalidInput(f"more than {MAX_NAMESPACES} namespaces hold memories: name one with -n")
             return work(service, CallerContext.for_namespaces(*names))
         except (InvalidInput, NotFound) as exc:  # the input named nothing there: bad input, not a failure
             fail(exc, code=2)
@@ -80,6 +86,10 @@ def _when(ms: int | None) -> str:
     return "" if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
+def _names(namespaces: list[str]) -> str:
+    return ", ".join(namespaces) or "no namespace (none holds memories yet)"
+
+
 def _cell(value: str, style: str = "") -> Text:
     """``value`` on one line of at most ``CELL_CHARS`` (cut with …), as plain text: Rich would read stored
     brackets such as ``[grpc]`` as markup and ``:bug:`` as an emoji, and drop or change them."""
@@ -103,7 +113,7 @@ def _table(title: str, columns: Iterable[str], rows: Iterable[Iterable[str]]) ->
 
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    namespace: Namespace,
+    namespace: Namespace = None,
     limit: Annotated[int, typer.Option(help="Memories to show (1-100).")] = 10,
     as_json: AsJson = False,
     data_dir: DataDir = None,
@@ -111,20 +121,22 @@ def search(
     """Search memories: ranked by their own and their facts' signals, each with its best facts."""
     from graphmem.model import SearchRequest, parse
 
-    hits = _run(namespace, data_dir, lambda service, ctx: service.search_documents(
-        ctx, parse(SearchRequest, {"query": query, "limit": limit, "namespaces": [namespace]})))
+    read, hits = _run(namespace, data_dir, lambda service, ctx: (ctx.readable, service.search_documents(
+        ctx, parse(SearchRequest, {"query": query, "limit": limit}))))
 
     def table() -> Table:
-        return _table(f"{len(hits)} memories for {query!r}", ("#", "score", "memory", "recorded", "best fact"),
-                      ((str(rank), f"{hit.score:.3f}", hit.title or hit.document_id, _when(hit.recorded_at),
-                        hit.facts[0].text if hit.facts else "") for rank, hit in enumerate(hits, start=1)))
+        return _table(f"{len(hits)} memories for {query!r} in {_names(read)}",
+                      ("#", "score", "memory", "namespace", "recorded", "best fact"),
+                      ((str(rank), f"{hit.score:.3f}", hit.title or hit.document_id, hit.namespace,
+                        _when(hit.recorded_at), hit.facts[0].text if hit.facts else "")
+                       for rank, hit in enumerate(hits, start=1)))
 
     _print(hits, as_json, table)
 
 
 def recall(
     query: Annotated[str, typer.Argument(help="The question the context is for.")],
-    namespace: Namespace,
+    namespace: Namespace = None,
     max_items: Annotated[int, typer.Option(help="Facts at most (1-50).")] = 8,
     max_tokens: Annotated[int, typer.Option(help="Tokens at most (32-16,000).")] = 1500,
     as_json: AsJson = False,
@@ -134,18 +146,18 @@ def recall(
     from graphmem.model import RecallRequest, parse
 
     result = _run(namespace, data_dir, lambda service, ctx: service.recall(ctx, parse(RecallRequest, {
-        "query": query, "max_items": max_items, "max_tokens": max_tokens, "namespaces": [namespace]})))
+        "query": query, "max_items": max_items, "max_tokens": max_tokens})))
     if as_json:
         _echo_json(result)
         return
     typer.echo(result.context_text)
     typer.echo(f"\n({result.answer_status.value}; {len(result.items)} facts, {result.tokens_used} of "
-               f"{result.max_tokens} tokens)", err=True)
+               f"{result.max_tokens} tokens; read {_names(result.namespaces)})", err=True)
 
 
 def show(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory version's id.")],
-    namespace: Namespace,
+    namespace: Namespace = None,
     as_json: AsJson = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -184,8 +196,8 @@ def show(
 
 
 def export(
-    namespace: Namespace,
     output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
+    namespace: Namespace = None,
     query: Annotated[str | None, typer.Option(help="Start from this search's top facts.")] = None,
     document: Annotated[str | None, typer.Option(help="Start from this memory version.")] = None,
     entity: Annotated[str | None, typer.Option(help="Start from this entity.")] = None,
@@ -214,11 +226,12 @@ def export(
         summary = (f"{len(result.nodes)} nodes, {len(result.edges)} edges, {result.total_documents} of "
                    f"{'at least ' if result.coverage_is_upper_bound else ''}"
                    f"{'(not counted)' if result.reachable_documents is None else result.reachable_documents} memories"
+                   f" in {_names(result.namespaces)}"
                    f"{', truncated' if result.truncated else ''}"
                    f"{'; more pages: use the HTTP API or GraphQL with the cursor' if result.next_cursor else ''}")
         if format == ExportFormat.json:
             return result.model_dump_json(indent=2), summary
-        return service.render_export(result, ExportFormat(format), namespace).content, summary
+        return service.render_export(result, ExportFormat(format), result.namespaces[0]).content, summary
 
     content, summary = _run(namespace, data_dir, work)
     try:

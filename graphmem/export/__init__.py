@@ -89,8 +89,8 @@ content, mention spans, or entity type labels: the copy is the evidence graph, s
 ``graphmem reembed`` restores the vectors.
 """
 
-from graphmem.export.page import QUERY_SEEDS, SeedSearch, export_graph
+from graphmem.export.page import QUERY_SEEDS, SeedSearch, cursor_namespace, export_graph
 from graphmem.export.render import cypher_literal, render, render_cypher, render_graphml
 
-__all__ = ["QUERY_SEEDS", "SeedSearch", "cypher_literal", "export_graph", "render", "render_cypher",
+__all__ = ["QUERY_SEEDS", "SeedSearch", "cursor_namespace", "cypher_literal", "export_graph", "render", "render_cypher",
            "render_graphml"]

@@ -146,6 +146,11 @@ def keep_walk(store: GraphStore, walk_id: str, namespace: str, request: str, kep
         expires_at=now + ttl_ms, **pending))
 
 
+def cursor_namespace(cursors: Cursors, cursor: str) -> str:
+    """The namespace a later page's cursor walks (an export is one namespace's graph)."""
+    return cursors.open(CURSOR_PURPOSE, cursor, ExportCursor).ns
+
+
 def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, request: ExportRequest,
                  search: SeedSearch, walk_ttl_ms: int) -> ExportResult:
     """One page of the export of ``request`` in ``namespace`` (the first, or the one its cursor points to).
@@ -241,4 +246,4 @@ def export_graph(store: GraphStore, cursors: Cursors, now: int, namespace: str, 
         total_documents=included, reachable_documents=denominator, truncated=read_page.truncated,
         unavailable_documents=sum(1 for node in page if node.kind == "unavailable"),
         coverage=coverage, coverage_is_upper_bound=upper_bound, next_cursor=next_cursor, nodes=read_page.nodes,
-        edges=read_page.edges)
+        edges=read_page.edges, namespaces=[namespace])

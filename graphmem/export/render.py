@@ -45,10 +45,14 @@ def _graphml_type(annotation: Any) -> str:
         return "string"
     if isinstance(annotation, UnionType):
         annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
+    if get_origin(annotation) is list:  # a list of names (the namespaces read), written comma-separated
+        return "string"
     return {bool: "boolean", int: "long", float: "double", str: "string"}[annotation]
 
 
-def _graphml_value(value: str | int | float | bool) -> str:
+def _graphml_value(value: str | int | float | bool | list[str]) -> str:
+    if isinstance(value, list):
+        value = ",".join(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

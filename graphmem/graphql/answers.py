@@ -59,18 +59,18 @@ class SearchConnection:
     edges: list[SearchHit]
 
     @classmethod
-    def of_memories(cls, hits: list[DocumentHit], documents: dict[str, Document], namespace: str) -> SearchConnection:
+    def of_memories(cls, hits: list[DocumentHit], documents: dict[str, Document]) -> SearchConnection:
         return cls(edges=[SearchHit(cursor=str(rank), score=hit.score, similarity=hit.similarity,
                                      signals=Signal.of(hit.signals),
-                                     evidence=[Fact.from_hit(f, namespace) for f in hit.facts],
+                                     evidence=[Fact.from_hit(f) for f in hit.facts],
                                      node=Memory.from_result(documents[hit.document_id]))
                           for rank, hit in enumerate(hits, start=1) if hit.document_id in documents])
 
     @classmethod
-    def of_facts(cls, hits: list[FactHit], namespace: str) -> SearchConnection:
+    def of_facts(cls, hits: list[FactHit]) -> SearchConnection:
         return cls(edges=[SearchHit(cursor=str(rank), score=hit.score, similarity=hit.similarity,
                                      signals=Signal.of(hit.explain.signals if hit.explain else None),
-                                     evidence=[], node=Fact.from_hit(hit, namespace))
+                                     evidence=[], node=Fact.from_hit(hit))
                           for rank, hit in enumerate(hits, start=1)])
 
 
@@ -84,10 +84,10 @@ class RecallResultType:
     items: list[Fact]
 
     @classmethod
-    def from_result(cls, result: RecallResult, namespace: str) -> RecallResultType:
+    def from_result(cls, result: RecallResult) -> RecallResultType:
         return cls(answer_status=result.answer_status.value, context_text=result.context_text,
                    tokens_used=result.tokens_used, max_tokens=result.max_tokens, max_items=result.max_items,
-                   items=[Fact.from_hit(f, namespace) for f in result.items])
+                   items=[Fact.from_hit(f) for f in result.items])
 
 
 @strawberry.type(description="A node of the evidence graph: a memory, a fact or an entity.")

@@ -12,14 +12,28 @@ from typing import Annotated, Any
 
 import strawberry
 
-from graphmem.errors import InvalidInput
+from graphmem.errors import InvalidInput, Names
 from graphmem.graphql.context import Info
-from graphmem.graphql.inputs import PathMatch, millis
+from graphmem.graphql.errors import ArgumentNames
+from graphmem.graphql.inputs import PAGE, VIEW, PathMatch, millis
 from graphmem.graphql.types import Entity, Fact, Memory
-from graphmem.model import DocumentListOptions, DocumentSort, EntityListOptions, EntitySort, FactListOptions, FactSort
+from graphmem.model import (
+    OWN_NAMESPACE,
+    READ_NAMESPACE,
+    DocumentListOptions,
+    DocumentSort,
+    EntityListOptions,
+    EntitySort,
+    FactListOptions,
+    FactSort,
+)
 from graphmem.model import parse as parse_input
 
-Namespace = Annotated[str | None, strawberry.argument(description="the namespace (default: the credential's own)")]
+Namespace = Annotated[str | None, strawberry.argument(description=READ_NAMESPACE)]
+OwnNamespace = Annotated[str | None, strawberry.argument(description=OWN_NAMESPACE)]
+# the service's list options as a connection's arguments: its conditions are where's fields (camelCase aside)
+LISTED: Names = {**PAGE, **VIEW, "path": "where.path"}
+RECORDED: Names = {"where.recorded_before": "where.recordedAt.lt", "where.recorded_after": "where.recordedAt.gt"}
 
 
 @strawberry.input(description="equal to one value, or to one of a list")
@@ -180,12 +194,15 @@ def _present(values: dict[str, Any]) -> dict[str, Any]:
 class Connections:
     """The list queries, mixed into ``Query``."""
 
-    @strawberry.field(description="a namespace's memories, a page at a time (first: 1-200)")
+    @strawberry.field(description="memories, a page at a time (first: 1-200)", extensions=[
+        ArgumentNames({**LISTED, **RECORDED, "where.ids": "where.id", "where.title": "where.title.eq",
+                       "where.title_contains": "where.title.contains",
+                       "where.title_starts_with": "where.title.startsWith", "where.sources": "where.source"})])
     async def memories(self, info: Info, first: int = 20, after: str | None = None, where: MemoryWhere | None = None,
                        sort: MemorySort = MemorySort.RECORDED_AT_DESC, as_of: datetime | None = None,
                        include_superseded: bool = False, include_forgotten: bool = False,
                        namespace: Namespace = None) -> MemoryConnection:
-        ctx, ns = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         w = where or MemoryWhere()
         options = parse_input(DocumentListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
@@ -200,17 +217,19 @@ class Connections:
                 "recorded_before": millis(w.recorded_at.lt) if w.recorded_at else None,
                 "recorded_after": millis(w.recorded_at.gt) if w.recorded_at else None})}),
             info.context.runtime.settings.limits)
-        page = await info.context.call(info.context.service.list_documents, ctx, ns, options)
+        page = await info.context.call(info.context.service.list_documents, ctx, namespace, options)
         return MemoryConnection(edges=[MemoryEdge(cursor=cursor, node=Memory.from_result(item))
                                        for item, cursor in zip(page.items, page.cursors or [], strict=True)],
                                 page_info=_page_info(page.next_cursor), total_count=page.total)
 
-    @strawberry.field(description="a namespace's facts, a page at a time (first: 1-200)")
+    @strawberry.field(description="facts, a page at a time (first: 1-200)", extensions=[
+        ArgumentNames({**LISTED, **RECORDED, "where.memory_ids": "where.memoryId",
+                       "where.text_contains": "where.text.contains", "where.kinds": "where.kind"})])
     async def facts(self, info: Info, first: int = 20, after: str | None = None, where: FactWhere | None = None,
                     sort: FactSortType = FactSortType.RECORDED_AT_DESC, as_of: datetime | None = None,
                     include_superseded: bool = False, include_forgotten: bool = False,
                     namespace: Namespace = None) -> FactConnection:
-        ctx, ns = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         w = where or FactWhere()
         options = parse_input(FactListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
@@ -224,18 +243,21 @@ class Connections:
                 "recorded_before": millis(w.recorded_at.lt) if w.recorded_at else None,
                 "recorded_after": millis(w.recorded_at.gt) if w.recorded_at else None})}),
             info.context.runtime.settings.limits)
-        page = await info.context.call(info.context.service.list_facts, ctx, ns, options)
+        page = await info.context.call(info.context.service.list_facts, ctx, namespace, options)
         return FactConnection(edges=[FactEdge(cursor=cursor, node=Fact.from_record(item))
                                      for item, cursor in zip(page.items, page.cursors or [], strict=True)],
                               page_info=_page_info(page.next_cursor), total_count=page.total)
 
-    @strawberry.field(description="a namespace's entities (those a fact of the view mentions), a page at a time "
-                                  "(first: 1-200)")
+    @strawberry.field(description="entities (those a fact of the view mentions), a page at a time "
+                                  "(first: 1-200)", extensions=[
+        ArgumentNames({**LISTED, "where.ids": "where.id", "where.name": "where.name.eq",
+                       "where.name_contains": "where.name.contains",
+                       "where.name_starts_with": "where.name.startsWith", "where.types": "where.type"})])
     async def entities(self, info: Info, first: int = 20, after: str | None = None,
                        where: EntityWhere | None = None, sort: EntitySortType = EntitySortType.NAME_ASC,
                        as_of: datetime | None = None, include_superseded: bool = False,
                        namespace: Namespace = None) -> EntityConnection:
-        ctx, ns = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         w = where or EntityWhere()
         options = parse_input(EntityListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
@@ -248,8 +270,8 @@ class Connections:
                 "name_starts_with": w.name.starts_with if w.name else None,
                 "types": w.type.values("type") if w.type else None})}),
             info.context.runtime.settings.limits)
-        page = await info.context.call(info.context.service.list_entities, ctx, ns, options)
+        page = await info.context.call(info.context.service.list_entities, ctx, namespace, options)
         view = options.view
-        return EntityConnection(edges=[EntityEdge(cursor=cursor, node=Entity.from_ref(item, ns, view))
+        return EntityConnection(edges=[EntityEdge(cursor=cursor, node=Entity.from_ref(item, item.namespace, view))
                                        for item, cursor in zip(page.items, page.cursors or [], strict=True)],
                                 page_info=_page_info(page.next_cursor), total_count=page.total)

@@ -35,6 +35,7 @@ class GraphContext(BaseContext):
         self.runtime = runtime
         self._credential = credential
         self.loaders = Loaders(self)
+        self.namespaces_read: set[str] = set()  # what the operation's reads covered (extensions.namespaces)
 
     @property
     def credential(self) -> Credential:
@@ -57,6 +58,13 @@ class GraphContext(BaseContext):
     def scope(self, namespace: str | None) -> tuple[CallerContext, str]:
         """The caller's context, and the namespace the operation addresses (the HTTP API's rules)."""
         return self.runtime.identity.context(self.credential, namespace)
+
+    def reading(self, namespace: str | None) -> tuple[CallerContext, list[str]]:
+        """The caller's context for a read or an id-addressed write, and the namespaces it covers (the one
+        named, else every one the credential may read), which the answer's ``extensions.namespaces`` names."""
+        ctx, names = self.runtime.identity.reading(self.credential, namespace)
+        self.namespaces_read.update(names)
+        return ctx, names
 
     async def call(self, work: Callable[..., T], *args: Any) -> T:
         """Service calls block (the driver is synchronous): they run in the thread pool."""
@@ -93,3 +101,13 @@ class Charged(SchemaExtension):
                     context.response.headers["Retry-After"] = str(exc.details["retry_after"])
                 self.execution_context.result = ExecutionResult(None, [GraphQLError(exc.message, original_error=exc)])
         yield
+
+
+class NamespacesRead(SchemaExtension):
+    """``extensions.namespaces``: the namespaces the operation's reads covered, in name order."""
+
+    def get_results(self) -> dict[str, Any]:
+        context = self.execution_context.context
+        if isinstance(context, GraphContext) and context.namespaces_read:
+            return {"namespaces": sorted(context.namespaces_read)}
+        return {}

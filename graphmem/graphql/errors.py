@@ -3,19 +3,24 @@ FORBIDDEN, NOT_FOUND, CONFLICT with ``nextStep``, RATE_LIMITED with ``retryAfter
 never a stack trace. A query the schema rejects (unknown field, wrong type, over a limit) is BAD_INPUT; an
 argument a service input refuses is BAD_INPUT too (resolvers build inputs with ``parse``, which raises the typed
 error); anything else, a validation error of a result included, is unexpected: logged with a reference the
-answer carries, and the answer says nothing else."""
+answer carries, and the answer says nothing else.
+
+An invalid input names the arguments as the schema spells them (camelCase), and a field whose arguments feed
+service fields of other names (``first`` for ``limit``) declares them with ``ArgumentNames``."""
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension
+from strawberry.extensions import FieldExtension, SchemaExtension
+from strawberry.types import Info
+from strawberry.utils.str_converters import to_camel_case
 
-from graphmem.errors import GraphmemError, RateLimited
+from graphmem.errors import GraphmemError, InvalidInput, Names, RateLimited
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +36,8 @@ def coded(error: GraphQLError) -> GraphQLError:
     if original is None:  # the query itself: syntax, unknown names, wrong types, a limit
         return _with(error, error.message, {"code": "BAD_INPUT"})
     if isinstance(original, GraphmemError):
-        return _with(error, original.message, _extensions(original))
+        said = original.renamed({}, to_camel_case) if isinstance(original, InvalidInput) else original
+        return _with(error, said.message, _extensions(said))
     if isinstance(original, GraphQLError):  # a scalar's parse error, raised as GraphQL's own
         return _with(error, original.message, {"code": "BAD_INPUT"})
     ref = uuid.uuid4().hex[:12]
@@ -73,3 +79,18 @@ class ErrorCodes(SchemaExtension):
         errors = getattr(result, "errors", None)
         if result is not None and errors:
             result.errors = [coded(e) for e in errors]
+
+
+class ArgumentNames(FieldExtension):
+    """A field whose arguments feed service fields of other names: an invalid input raised while it resolves
+    names its arguments (``names``: each service field's place to the argument's)."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+
+    async def resolve_async(self, next_: Callable[..., Awaitable[Any]], source: Any, info: Info,
+                            **kwargs: Any) -> Any:
+        try:
+            return await next_(source, info, **kwargs)
+        except InvalidInput as exc:
+            raise exc.renamed(self.names) from None

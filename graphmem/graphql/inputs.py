@@ -1,5 +1,6 @@
 """GraphQL input types, each turned into the plain values a service input model is built from (the model,
-not this module, holds the bounds)."""
+not this module, holds the bounds), and the names the service's fields have as arguments where they differ
+from the service's own (``errors.ArgumentNames``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import strawberry
+
+from graphmem.errors import Names
+
+PAGE: Names = {"limit": "first", "cursor": "after"}  # a page's size and where it continues, as Relay names them
+VIEW: Names = {"view.as_of": "asOf", "view.include_superseded": "includeSuperseded",
+               "view.include_forgotten": "includeForgotten"}  # the view's fields are the field's own arguments
 
 
 def millis(value: datetime | None) -> int | None:
@@ -30,6 +37,10 @@ class PathMatch:
         return self.eq
 
 
+FILTERS: Names = {"since": "filters.since", "until": "filters.until", "entity_id": "filters.entityId",
+                  "document_id": "filters.memoryId", "source": "filters.source", "path": "filters.path"}
+
+
 @strawberry.input(description="Narrowing a search beyond the view; every field optional, all must hold")
 class SearchFilters:
     since: datetime | None = strawberry.field(default=None, description="recorded at or after")
@@ -43,6 +54,10 @@ class SearchFilters:
         return {"since": millis(self.since), "until": millis(self.until), "entity_id": self.entity_id,
                 "document_id": self.memory_id, "source": self.source,
                 "path": self.path.value() if self.path else None}
+
+
+SEED: Names = {"seed.query.query": "seed.query", "seed.document.id": "seed.memoryId",
+               "seed.entity.id": "seed.entityId", "seed.ids.ids": "seed.ids"}  # each kind's value, by its tag
 
 
 @strawberry.input(description="Where the evidence graph starts: exactly one of the four")

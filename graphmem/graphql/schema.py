@@ -44,10 +44,10 @@ from graphmem.graphql.assertions import (
     observations_body,
     relations_body,
 )
-from graphmem.graphql.connections import Connections, PageInfo
-from graphmem.graphql.context import Charged, Info
-from graphmem.graphql.errors import ErrorCodes
-from graphmem.graphql.inputs import GraphCaps, GraphSeed, SearchFilters, millis
+from graphmem.graphql.connections import Connections, Namespace, OwnNamespace, PageInfo
+from graphmem.graphql.context import Charged, Info, NamespacesRead
+from graphmem.graphql.errors import ArgumentNames, ErrorCodes
+from graphmem.graphql.inputs import FILTERS, PAGE, SEED, VIEW, GraphCaps, GraphSeed, SearchFilters, millis
 from graphmem.graphql.subscriptions import OverWebSocketOnly, Subscription
 from graphmem.graphql.types import Entity, Fact, Memory, Triple
 from graphmem.model import (
@@ -74,8 +74,6 @@ from graphmem.model.assertions import (
     RelationsChange,
 )
 from graphmem.model.documents import ForgetMode
-
-Namespace = Annotated[str | None, strawberry.argument(description="the namespace (default: the credential's own)")]
 
 
 def _present(values: dict[str, Any]) -> dict[str, Any]:
@@ -110,96 +108,102 @@ class Query(Connections):
 
     @strawberry.field(description="a memory version by id (NOT_FOUND outside the caller's namespaces)")
     async def memory(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Memory:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         return Memory.from_result(await info.context.call(info.context.service.get_document, ctx, str(id)))
 
     @strawberry.field(description="a fact by id")
     async def fact(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Fact:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         return Fact.from_record(await info.context.call(info.context.service.get_fact, ctx, str(id)))
 
     @strawberry.field(description="an entity by id or by name (its normalised name, else the best match)")
     async def entity(self, info: Info, id: strawberry.ID | None = None, name: str | None = None,
-                     namespace: Namespace = None) -> Entity:
+                     namespace: OwnNamespace = None) -> Entity:
         ctx, ns = info.context.scope(namespace)
         lookup = parse(EntityLookup, _present({"id": id, "name": name, "facts": 0, "neighbours": 0}))
         found = await info.context.call(info.context.service.get_entity, ctx, ns, lookup)
         return Entity(id=strawberry.ID(found.id), name=found.name, type=found.type, namespace=ns)
 
     @strawberry.field(description="hybrid search of memories (ranked by their own and their facts' signals), "
-                                  "facts or entities; first 1-100")
+                                  "facts or entities; first 1-100",
+                      extensions=[ArgumentNames({"limit": "first", **VIEW, **FILTERS})])
     async def search(self, info: Info, query: str, target: SearchTarget = SearchTarget.MEMORIES,
                      filters: SearchFilters | None = None, as_of: datetime | None = None,
                      include_superseded: bool = False, explain: bool = False, first: int = 10,
                      namespace: Namespace = None) -> SearchConnection:
-        ctx, ns = info.context.scope(namespace)
+        ctx, names = info.context.reading(namespace)
         service = info.context.service
         view = _view(as_of, include_superseded)
         if target is SearchTarget.ENTITIES:
             entity_request = parse(EntitySearchRequest, _present({
-                "query": query, "limit": first, "explain": explain, "namespaces": [ns], "view": view,
+                "query": query, "limit": first, "explain": explain, "namespaces": names, "view": view,
                 "path": filters.values()["path"] if filters else None}))
             entities = await info.context.call(service.search_entities, ctx, entity_request)
             return SearchConnection(edges=[SearchHit(  # its facts and neighbours read in the search's view
                 cursor=str(rank), score=hit.score, similarity=hit.similarity, signals=None, evidence=[],
-                node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=ns,
+                node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=hit.namespace,
                             view=entity_request.view))
                 for rank, hit in enumerate(entities.items, start=1)])
         request = parse(SearchRequest, _present({"query": query, "limit": first, "explain": explain,
-                                                 "namespaces": [ns], "view": view,
+                                                 "namespaces": names, "view": view,
                                                  **(filters.values() if filters else {})}))
         if target is SearchTarget.FACTS:
-            return SearchConnection.of_facts(await info.context.call(service.search, ctx, request), ns)
+            return SearchConnection.of_facts(await info.context.call(service.search, ctx, request))
         hits = await info.context.call(service.search_documents, ctx, request)
-        documents = await info.context.loaders.memories.load_many([(ns, h.document_id) for h in hits])
-        return SearchConnection.of_memories(hits, {d.id: d for d in documents if d is not None}, ns)
+        documents = await info.context.loaders.memories.load_many([(h.namespace, h.document_id) for h in hits])
+        return SearchConnection.of_memories(hits, {d.id: d for d in documents if d is not None})
 
-    @strawberry.field(description="subject-predicate-object statements, newest first; a page at a time")
+    @strawberry.field(description="subject-predicate-object statements, newest first; a page at a time",
+                      extensions=[ArgumentNames(PAGE)])
     async def triples(self, info: Info, subject: str | None = None, predicate: str | None = None,
                       object: str | None = None, term: str | None = None, negated: bool | None = None,
                       first: int = 10, after: str | None = None, namespace: Namespace = None) -> TripleConnection:
-        ctx, ns = info.context.scope(namespace)
+        ctx, names = info.context.reading(namespace)
         query = parse(TripleQuery, _present({"subject": subject, "predicate": predicate, "object": object,
                                              "term": term, "negated": negated, "limit": first, "cursor": after,
-                                             "namespaces": [ns]}))
+                                             "namespaces": names}))
         page = await info.context.call(info.context.service.search_triples, ctx, query)
         edges = [TripleEdge(cursor=page.next_cursor if rank == len(page.items) and page.next_cursor else str(rank),
-                            node=Triple.from_hit(hit, ns)) for rank, hit in enumerate(page.items, start=1)]
+                            node=Triple.from_hit(hit)) for rank, hit in enumerate(page.items, start=1)]
         return TripleConnection(edges=edges, page_info=PageInfo(end_cursor=page.next_cursor,
                                                                 has_next_page=page.next_cursor is not None))
 
     @strawberry.field(description="a cited context for a prompt: maxItems 1-50, maxTokens 32-16000")
     async def recall(self, info: Info, query: str, max_items: int = 8, max_tokens: int = 1500,
                      namespace: Namespace = None) -> RecallResultType:
-        ctx, ns = info.context.scope(namespace)
+        ctx, names = info.context.reading(namespace)
         request = parse(RecallRequest, {"query": query, "max_items": max_items, "max_tokens": max_tokens,
-                                        "namespaces": [ns]})
-        return RecallResultType.from_result(await info.context.call(info.context.service.recall, ctx, request), ns)
+                                        "namespaces": names})
+        return RecallResultType.from_result(await info.context.call(info.context.service.recall, ctx, request))
 
-    @strawberry.field(description="one page of the bounded evidence graph around a seed, with how complete it is")
+    @strawberry.field(description="one page of the bounded evidence graph around a seed, with how complete it is",
+                      extensions=[ArgumentNames({"cursor": "after", **SEED, **VIEW})])
     async def graph(self, info: Info, seed: GraphSeed, caps: GraphCaps | None = None, after: str | None = None,
                     as_of: datetime | None = None, include_superseded: bool = False,
                     count_reachable: Annotated[bool, strawberry.argument(
                         description="false: skip counting the reachable documents (reachableDocuments and "
                                     "coverage are then null)")] = True,
                     namespace: Namespace = None) -> EvidenceGraph:
-        ctx, ns = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         request = parse(ExportRequest, _present({"seed": seed.value(), "caps": (caps or GraphCaps()).values(),
                                                  "cursor": after, "view": _view(as_of, include_superseded),
                                                  "count_reachable": count_reachable}))
-        return EvidenceGraph.from_result(await info.context.call(info.context.service.export, ctx, ns, request))
+        return EvidenceGraph.from_result(await info.context.call(info.context.service.export, ctx, namespace,
+                                                                 request))
 
-    @strawberry.field(name="findPath", description="the shortest paths between two entities, by name")
+    @strawberry.field(name="findPath", description="the shortest paths between two entities, by name",
+                      extensions=[ArgumentNames({"source": "from", "target": "to"})])
     async def find_path(self, info: Info, from_: Annotated[str, strawberry.argument(name="from")], to: str,
-                        max_hops: int = 3, max_paths: int = 3, namespace: Namespace = None) -> PathResultType:
+                        max_hops: int = 3, max_paths: int = 3, namespace: OwnNamespace = None) -> PathResultType:
         ctx, ns = info.context.scope(namespace)
         request = parse(PathRequest, {"source": from_, "target": to, "max_hops": max_hops, "max_paths": max_paths})
         return PathResultType.from_result(await info.context.call(info.context.service.find_path, ctx, ns, request))
 
-    @strawberry.field(description="the versions of a memory, newest first; a page at a time")
+    @strawberry.field(description="the versions of a memory, newest first; a page at a time",
+                      extensions=[ArgumentNames(PAGE)])
     async def history(self, info: Info, id: strawberry.ID, first: int = 100, after: str | None = None,
                       namespace: Namespace = None) -> HistoryPage:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         options = parse(HistoryOptions, _present({"limit": first, "cursor": after}),
                         info.context.runtime.settings.limits)
         page = await info.context.call(info.context.service.history, ctx, str(id), options)
@@ -207,14 +211,15 @@ class Query(Connections):
 
     @strawberry.field(description="a project's handoff: its latest revision, or the version asked for")
     async def handoff(self, info: Info, project: str, version: int | None = None,
-                      namespace: Namespace = None) -> HandoffType:
+                      namespace: OwnNamespace = None) -> HandoffType:
         ctx, ns = info.context.scope(namespace)
         found = await info.context.call(info.context.service.get_handoff, ctx, ns, project, version)
         return HandoffType.from_result(found)
 
-    @strawberry.field(description="the latest handoff of each project; a page at a time")
+    @strawberry.field(description="the latest handoff of each project; a page at a time",
+                      extensions=[ArgumentNames(PAGE)])
     async def handoffs(self, info: Info, first: int = 100, after: str | None = None,
-                       namespace: Namespace = None) -> HandoffPage:
+                       namespace: OwnNamespace = None) -> HandoffPage:
         ctx, ns = info.context.scope(namespace)
         options = parse(HandoffListOptions, _present({"limit": first, "cursor": after}))
         page = await info.context.call(info.context.service.list_handoffs, ctx, ns, options)
@@ -222,7 +227,7 @@ class Query(Connections):
 
     @strawberry.field(description="a background ingestion job")
     async def job(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> JobType:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         return JobType.from_result(await info.context.call(info.context.service.job_status, ctx, str(id)))
 
 
@@ -245,7 +250,7 @@ class Mutation:
     async def remember(self, info: Info, content: str, title: str | None = None, path: str | None = None,
                        metadata: JSON | None = None, request_id: str | None = None,
                        async_: Annotated[bool, strawberry.argument(name="async")] = False,
-                       namespace: Namespace = None) -> Remembered:
+                       namespace: OwnNamespace = None) -> Remembered:
         ctx, ns = info.context.scope(namespace)
         item = parse(DocumentInput, _present({"content": content, "title": title, "path": path, "metadata": metadata,
                                               "request_id": request_id}), info.context.runtime.settings.limits)
@@ -259,7 +264,7 @@ class Mutation:
                             metadata: JSON | None = None, path: str | None = None,
                             expected_version: int | None = None, request_id: str | None = None,
                             namespace: Namespace = None) -> Memory:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         update = parse(UpdateInput, _present({"content": content, "title": title, "metadata": metadata, "path": path,
                                               "expected_version": expected_version, "request_id": request_id}),
                        info.context.runtime.settings.limits)
@@ -268,7 +273,7 @@ class Mutation:
     @strawberry.mutation(description="forget a memory's chain (every version)")
     async def forget_memory(self, info: Info, id: strawberry.ID, mode: ForgetModeType = ForgetModeType.SOFT,
                             request_id: str | None = None, namespace: Namespace = None) -> ForgetResultType:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         request = parse(ForgetRequest, _present({"mode": ForgetMode(mode.value), "request_id": request_id}))
         result = await info.context.call(info.context.service.forget, ctx, str(id), request)
         return ForgetResultType(id=strawberry.ID(result.id), chain_id=result.chain_id, mode=result.mode.value,
@@ -276,14 +281,14 @@ class Mutation:
 
     @strawberry.mutation(description="restore a softly forgotten memory")
     async def restore_memory(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Memory:
-        ctx, _ = info.context.scope(namespace)
+        ctx, _ = info.context.reading(namespace)
         return Memory.from_result(await info.context.call(info.context.service.restore, ctx, str(id)))
 
     @strawberry.mutation(description="a new revision of a project's handoff (expectedVersion: the one you read)")
     async def save_handoff(self, info: Info, project: str, goal: str, expected_version: int, request_id: str,
                            summary: str = "", decisions: list[str] | None = None,
                            next_steps: list[str] | None = None, references: list[str] | None = None,
-                           namespace: Namespace = None) -> HandoffType:
+                           namespace: OwnNamespace = None) -> HandoffType:
         ctx, ns = info.context.scope(namespace)
         handoff = parse(HandoffInput, _present({
             "project": project, "goal": goal, "summary": summary, "expected_version": expected_version,
@@ -296,7 +301,7 @@ class Mutation:
     @strawberry.mutation(description="entities with a type and observations; one that exists (by name) is merged, "
                                      "nothing twice; the type stated wins over the type extraction votes")
     async def create_entities(self, info: Info, entities: list[EntityInput], request_id: str | None = None,
-                              namespace: Namespace = None) -> list[StatedEntity]:
+                              namespace: OwnNamespace = None) -> list[StatedEntity]:
         ctx, ns = info.context.scope(namespace)
         body = parse(EntitiesCreate, _present({"entities": entities_body(entities), "request_id": request_id}))
         made = await info.context.call(info.context.service.create_entities, ctx, ns, body)
@@ -304,7 +309,7 @@ class Mutation:
 
     @strawberry.mutation(description="directed relations between entities that exist; the others are skipped")
     async def create_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
-                               namespace: Namespace = None) -> RelationsCreatedType:
+                               namespace: OwnNamespace = None) -> RelationsCreatedType:
         ctx, ns = info.context.scope(namespace)
         body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
         made = await info.context.call(info.context.service.create_relations, ctx, ns, body)
@@ -313,7 +318,7 @@ class Mutation:
 
     @strawberry.mutation(description="observations of entities that exist; each answer lists the new ones")
     async def add_observations(self, info: Info, observations: list[ObservationInput], request_id: str | None = None,
-                               namespace: Namespace = None) -> list[ObservationsAddedType]:
+                               namespace: OwnNamespace = None) -> list[ObservationsAddedType]:
         ctx, ns = info.context.scope(namespace)
         body = parse(ObservationsAdd, _present({"observations": observations_body(observations),
                                                 "request_id": request_id}))
@@ -322,14 +327,14 @@ class Mutation:
 
     @strawberry.mutation(description="forget what agents stated about these entities (memories are not changed)")
     async def delete_entities(self, info: Info, entity_names: list[str], request_id: str | None = None,
-                              namespace: Namespace = None) -> str:
+                              namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
         body = parse(EntitiesDelete, _present({"entityNames": entity_names, "request_id": request_id}))
         return (await info.context.call(info.context.service.delete_entities, ctx, ns, body)).result
 
     @strawberry.mutation(description="forget observations of entities, by their exact text")
     async def delete_observations(self, info: Info, deletions: list[ObservationInput], request_id: str | None = None,
-                                  namespace: Namespace = None) -> str:
+                                  namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
         body = parse(ObservationsDelete, _present({"deletions": observations_body(deletions),
                                                    "request_id": request_id}))
@@ -337,7 +342,7 @@ class Mutation:
 
     @strawberry.mutation(description="forget relations agents stated (source, target and type match exactly)")
     async def delete_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
-                               namespace: Namespace = None) -> str:
+                               namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
         body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
         return (await info.context.call(info.context.service.delete_relations, ctx, ns, body)).result
@@ -353,7 +358,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
-        OverWebSocketOnly, Charged, ErrorCodes])
+        OverWebSocketOnly, Charged, ErrorCodes, NamespacesRead])
 
 
 schema = build_schema(Settings(_env_file=None))  # the default limits; for the schema's export and tests

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Iterator
-from typing import Annotated, Any
+from typing import Any
 
 import strawberry
 from graphql import ExecutionResult, GraphQLError, GraphQLSyntaxError
@@ -18,6 +18,7 @@ from strawberry.types.graphql import OperationType
 
 from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.graphql.answers import JobType
+from graphmem.graphql.connections import Namespace
 from graphmem.graphql.context import GraphContext, Info
 from graphmem.graphql.errors import coded, streamed
 from graphmem.identity import Charge
@@ -32,8 +33,7 @@ ENDED = {JobStatus.done, JobStatus.failed}
 class Subscription:
     @strawberry.subscription(description="a job's status: now, at each change, and last when it ends")
     async def job(self, info: Info, id: strawberry.ID,
-                  namespace: Annotated[str | None, strawberry.argument(
-                      description="the namespace (default: the credential's own)")] = None,
+                  namespace: Namespace = None,
                   ) -> AsyncGenerator[JobType, None]:
         seen: tuple[Any, ...] | None = None
         try:  # one charge for the subscription (the operation's own charge skips subscriptions)
@@ -42,7 +42,7 @@ class Subscription:
             raise streamed(exc) from None
         while True:
             try:
-                ctx, _ = info.context.scope(namespace)
+                ctx, _ = info.context.reading(namespace)
                 job = await info.context.call(info.context.service.job_status, ctx, str(id))
             except GraphmemError as exc:
                 raise streamed(exc) from None

@@ -134,11 +134,12 @@ class Fact:
         return cls.from_info(fact, fact.namespace, fact.memory_id)
 
     @classmethod
-    def from_hit(cls, hit: FactHit, namespace: str) -> Fact:
+    def from_hit(cls, hit: FactHit) -> Fact:
         return cls(id=strawberry.ID(hit.fact_id), text=hit.text, start=hit.citation.start, end=hit.citation.end,
                    version=hit.version, is_latest=hit.is_latest, is_forgotten=hit.is_forgotten,
                    is_inference=hit.is_inference, attributes=hit.attributes, recorded_at=at(hit.recorded_at),
-                   memory_id=strawberry.ID(hit.citation.document_id), namespace=namespace, mentions=hit.entities)
+                   memory_id=strawberry.ID(hit.citation.document_id), namespace=hit.citation.namespace,
+                   mentions=hit.entities)
 
     @strawberry.field(description="the memory version it belongs to")
     async def memory(self, info: Info) -> Memory | None:
@@ -155,7 +156,7 @@ class Fact:
     @strawberry.field(description="the triples read from it (first: 0-1000)")
     async def triples(self, info: Info, first: int = FIRST) -> list[Triple]:
         hits = await info.context.loaders.fact_triples.load((self.namespace, str(self.id), first))
-        return [Triple.from_hit(t, self.namespace) for t in hits]
+        return [Triple.from_hit(t) for t in hits]
 
 
 @strawberry.type(description="A person, organisation, place, product, ... named in facts.")
@@ -225,7 +226,8 @@ class Triple:
     namespace: strawberry.Private[str]
 
     @classmethod
-    def from_hit(cls, hit: TripleHit, namespace: str) -> Triple:
+    def from_hit(cls, hit: TripleHit) -> Triple:
+        namespace = hit.citation.namespace
         return cls(subject=Entity.from_ref(hit.subject, namespace), predicate=hit.predicate,
                    object=Entity.from_ref(hit.object, namespace), negated=hit.negated, asserted=hit.asserted,
                    statement=hit.statement,

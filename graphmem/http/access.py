@@ -5,14 +5,19 @@ turned into the service's caller context."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Query, Request
 from fastapi.concurrency import run_in_threadpool
 from starlette.requests import HTTPConnection
 
 from graphmem.identity import Charge, Credential, Identity
-from graphmem.model import CallerContext
+from graphmem.model import OWN_NAMESPACE, READ_NAMESPACE, CallerContext
 from graphmem.runtime import Runtime
+
+# ``scope`` is the /v1 name of a namespace, which the seed system's clients send
+ReadScope = Annotated[str | None, Query(description=READ_NAMESPACE)]
+OwnScope = Annotated[str | None, Query(description=OWN_NAMESPACE)]
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -38,8 +43,13 @@ class Caller:
         return self.runtime.identity
 
     def scope(self, namespace: str | None) -> tuple[CallerContext, str]:
-        """The caller's context, and the namespace the request addresses."""
+        """The caller's context, and the namespace the request addresses (a write without an id)."""
         return self.identity.context(self.credential, namespace)
+
+    def reading(self, namespace: str | None) -> tuple[CallerContext, list[str]]:
+        """The caller's context for a read or an id-addressed write, and the namespaces it covers: the one
+        named, else every one the credential may read."""
+        return self.identity.reading(self.credential, namespace)
 
 
 def _check(runtime: Runtime, token: str | None, kind: Charge) -> Caller:

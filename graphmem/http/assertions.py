@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 
-from graphmem.http.access import Caller, writer
+from graphmem.http.access import Caller, OwnScope, writer
 from graphmem.http.errors import InvalidInputRoute
 from graphmem.model.assertions import (
     EntitiesCreate,
@@ -21,43 +21,42 @@ from graphmem.results.knowledge import Deleted, EntitiesCreated, ObservationsAdd
 
 router = APIRouter(prefix="/v1", tags=["graph"], route_class=InvalidInputRoute)
 Write = Annotated[Caller, Depends(writer)]
-ScopeParam = Annotated[str | None, Query(description="the namespace (default: the credential's own)")]
 
 
 @router.post("/entities", response_model=EntitiesCreated)
-def create_entities(caller: Write, body: EntitiesCreate, scope: ScopeParam = None) -> EntitiesCreated:
+def create_entities(caller: Write, body: EntitiesCreate, scope: OwnScope = None) -> EntitiesCreated:
     """Entities with a type and observations; an entity that exists (by name) is merged, nothing twice."""
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.create_entities(ctx, ns, body)
 
 
 @router.delete("/entities", response_model=Deleted)
-def delete_entities(caller: Write, body: EntitiesDelete, scope: ScopeParam = None) -> Deleted:
+def delete_entities(caller: Write, body: EntitiesDelete, scope: OwnScope = None) -> Deleted:
     """Forget what agents stated about these entities (memories stored as text are not changed)."""
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.delete_entities(ctx, ns, body)
 
 
 @router.post("/relations", response_model=RelationsCreated)
-def create_relations(caller: Write, body: RelationsChange, scope: ScopeParam = None) -> RelationsCreated:
+def create_relations(caller: Write, body: RelationsChange, scope: OwnScope = None) -> RelationsCreated:
     """Relations between entities that exist; the others are listed in ``skipped``."""
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.create_relations(ctx, ns, body)
 
 
 @router.delete("/relations", response_model=Deleted)
-def delete_relations(caller: Write, body: RelationsChange, scope: ScopeParam = None) -> Deleted:
+def delete_relations(caller: Write, body: RelationsChange, scope: OwnScope = None) -> Deleted:
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.delete_relations(ctx, ns, body)
 
 
 @router.post("/observations", response_model=ObservationsAddedResult)
-def add_observations(caller: Write, body: ObservationsAdd, scope: ScopeParam = None) -> ObservationsAddedResult:
+def add_observations(caller: Write, body: ObservationsAdd, scope: OwnScope = None) -> ObservationsAddedResult:
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.add_observations(ctx, ns, body)
 
 
 @router.delete("/observations", response_model=Deleted)
-def delete_observations(caller: Write, body: ObservationsDelete, scope: ScopeParam = None) -> Deleted:
+def delete_observations(caller: Write, body: ObservationsDelete, scope: OwnScope = None) -> Deleted:
     ctx, ns = caller.scope(scope)
     return caller.runtime.service.delete_observations(ctx, ns, body)

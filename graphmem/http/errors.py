@@ -8,6 +8,9 @@
 * An unknown path is 404 and a known path's wrong method 405 (with ``Allow``), in the envelope; a body over its
   cap is 413 (``BodyLimit``), with or without ``Content-Length``.
 * Anything unexpected is logged once, with a reference the 500 answer carries (``Unexpected``).
+* An invalid input a /v1 route raises (a service input it built, or the service) names the route's parameters,
+  not the service's fields: ``scope`` for ``namespace`` on every route (``NamedRoute``), and what a route
+  declares with ``named`` (``threshold`` for ``min_score``).
 
 No stack trace, secret, token or query text ever reaches a body."""
 
@@ -17,7 +20,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,7 +31,7 @@ from pydantic_core import ErrorDetails
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphmem.errors import GraphmemError, InvalidInput, Unauthenticated
+from graphmem.errors import GraphmemError, InvalidInput, Names, Unauthenticated
 from graphmem.model import invalid_input
 from graphmem.model.fields import NOT_FINITE, REFUSED_VALUES, message
 
@@ -36,6 +39,11 @@ log = logging.getLogger(__name__)
 
 REQUEST_PARTS = ("body", "query", "path", "header", "cookie")  # where FastAPI says a value was
 NOT_FINITE_MESSAGE = "must be a finite number (not NaN or infinite)"
+SCOPE: Names = {"namespace": "scope", "namespaces": "scope"}  # what a /v1 request addresses, on every route
+VIEW: Names = {"view.as_of": "as_of", "view.include_superseded": "include_superseded",
+               "view.include_forgotten": "include_forgotten"}  # a read's view, as parameters of its own
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+_declared: dict[Callable[..., Any], Names] = {}
 
 
 def error_response(exc: GraphmemError) -> JSONResponse:
@@ -86,7 +94,37 @@ def install(app: FastAPI) -> None:
         return JSONResponse(status_code=exc.status_code, content={"error": body}, headers=exc.headers)
 
 
-class InvalidInputRoute(APIRoute):
+def named(names: Names) -> Callable[[Endpoint], Endpoint]:
+    """Declares the /v1 names of the service fields a route's parameters feed where they differ, for its
+    invalid inputs (``NamedRoute``)."""
+
+    def declare(endpoint: Endpoint) -> Endpoint:
+        _declared[endpoint] = names
+        return endpoint
+
+    return declare
+
+
+class NamedRoute(APIRoute):
+    """A /v1 route: an invalid input raised while its endpoint runs names the route's parameters (``SCOPE``,
+    and what the endpoint declares with ``named``) instead of the service's fields."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            names = {**SCOPE, **_declared.get(self.endpoint, {})}
+            try:
+                return await handler(request)
+            except ValidationError as exc:  # a service input the endpoint built itself
+                raise invalid_input(exc).renamed(names) from None
+            except InvalidInput as exc:
+                raise exc.renamed(names) from None
+
+        return route
+
+
+class InvalidInputRoute(NamedRoute):
     """A route whose refused request is 400 ``invalid_input`` naming each item at fault (``entities.3.type``)
     rather than FastAPI's 422: the agent-graph routes, whose callers fix one item of a list and send again."""
 

@@ -7,14 +7,14 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from graphmem.http.access import Caller, reader
+from graphmem.http.access import Caller, ReadScope, reader
+from graphmem.http.errors import VIEW, NamedRoute, named
 from graphmem.http.schemas import GraphOut
 from graphmem.model import EntitySearchRequest, ExportFormat, ExportRequest, TripleQuery, parse
 from graphmem.results import EntityPage, TriplePage
 
-router = APIRouter(prefix="/v1", tags=["graph"])
+router = APIRouter(prefix="/v1", tags=["graph"], route_class=NamedRoute)
 Read = Annotated[Caller, Depends(reader)]
-ScopeParam = Annotated[str | None, Query(description="the namespace (default: the credential's own)")]
 
 
 def _view(as_of: int | None, include_superseded: bool, include_forgotten: bool) -> dict[str, object]:
@@ -22,25 +22,26 @@ def _view(as_of: int | None, include_superseded: bool, include_forgotten: bool) 
 
 
 @router.get("/entities/search", response_model=EntityPage)
-def search_entities(caller: Read, query: str, limit: int = 10, scope: ScopeParam = None, path: str | None = None,
+@named(VIEW)
+def search_entities(caller: Read, query: str, limit: int = 10, scope: ReadScope = None, path: str | None = None,
                     explain: bool = False, cursor: str | None = None, as_of: int | None = None,
                     include_superseded: bool = False, include_forgotten: bool = False) -> EntityPage:
     """Entities by name and meaning; a page at a time."""
-    ctx, ns = caller.scope(scope)
+    ctx, names = caller.reading(scope)
     request = parse(EntitySearchRequest, {"query": query, "limit": limit, "path": path, "explain": explain,
-                                          "cursor": cursor, "namespaces": [ns],
+                                          "cursor": cursor, "namespaces": names,
                                           "view": _view(as_of, include_superseded, include_forgotten)})
     return caller.runtime.service.search_entities(ctx, request)
 
 
 @router.get("/triples", response_model=TriplePage)
-def search_triples(caller: Read, scope: ScopeParam = None, subject: str | None = None, predicate: str | None = None,
+def search_triples(caller: Read, scope: ReadScope = None, subject: str | None = None, predicate: str | None = None,
                    object: str | None = None, term: str | None = None, negated: bool | None = None,
                    limit: int = 10, path: str | None = None, cursor: str | None = None) -> TriplePage:
     """Subject-predicate-object statements by subject, predicate, object or a free term."""
-    ctx, ns = caller.scope(scope)
+    ctx, names = caller.reading(scope)
     values = {"subject": subject, "predicate": predicate, "object": object, "term": term, "negated": negated,
-              "limit": limit, "path": path, "cursor": cursor, "namespaces": [ns]}
+              "limit": limit, "path": path, "cursor": cursor, "namespaces": names}
     return caller.runtime.service.search_triples(ctx, parse(TripleQuery, {k: v for k, v in values.items()
                                                                            if v is not None}))
 
@@ -50,7 +51,10 @@ GRAPH_CONTENT: dict[str, dict[str, object]] = {"application/json": {}, "applicat
 
 
 @router.get("/graph", response_model=GraphOut, responses={200: {"content": GRAPH_CONTENT}})
-def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], scope: ScopeParam = None,
+@named({"seed.query.query": "query", "seed.document.id": "id", "seed.entity.id": "id", "seed.ids.ids": "ids",
+        "caps.depth": "depth", "caps.max_nodes": "max_nodes", "caps.max_documents": "max_documents",
+        "caps.fanout": "fanout", "target_namespace": "target_scope", **VIEW})
+def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], scope: ReadScope = None,
           query: str | None = None, id: str | None = None,
           ids: Annotated[list[str] | None, Query(description="ids of any kind, for seed=ids")] = None,
           depth: int = 2, max_nodes: int = 2000, max_documents: int = 1000, fanout: int = 50,
@@ -62,7 +66,7 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], sco
           ) -> GraphOut | Response:
     """One page of the bounded evidence graph around a seed, with how complete it is (``totalDocuments``,
     ``truncated``, ``unavailableDocuments``, ``coverage``) and the next page's cursor."""
-    ctx, ns = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     seed_value: dict[str, object] = {"kind": seed, "query": query} if seed == "query" else \
         {"kind": seed, "ids": ids or []} if seed == "ids" else {"kind": seed, "id": id}
     request = parse(ExportRequest, {
@@ -70,10 +74,10 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], sco
         "count_reachable": count_reachable,
         "caps": {"depth": depth, "max_nodes": max_nodes, "max_documents": max_documents, "fanout": fanout}})
     service = caller.runtime.service
-    result = service.export(ctx, ns, request)
+    result = service.export(ctx, scope, request)
     if format is ExportFormat.json:
         return GraphOut.model_validate(result.model_dump())
-    rendered = service.render_export(result, format, ns, target_scope)
+    rendered = service.render_export(result, format, result.namespaces[0], target_scope)
     return Response(content=rendered.content, media_type=rendered.media_type,
                     headers={"X-Graphmem-Truncated": str(rendered.truncated).lower(),
                              "X-Graphmem-Next-Cursor": rendered.next_cursor or ""})

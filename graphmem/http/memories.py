@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Response
 
-from graphmem.http.access import Caller, reader, writer
+from graphmem.http.access import Caller, ReadScope, reader, writer
+from graphmem.http.errors import VIEW, NamedRoute, named
 from graphmem.http.schemas import (
     ForgetBody,
     ForgetModeName,
@@ -34,11 +35,11 @@ from graphmem.model import (
 )
 from graphmem.results import ForgetResult
 
-router = APIRouter(prefix="/v1", tags=["memories"])
+router = APIRouter(prefix="/v1", tags=["memories"], route_class=NamedRoute)
 Read = Annotated[Caller, Depends(reader)]
 Write = Annotated[Caller, Depends(writer)]
-ScopeParam = Annotated[str | None, Query(description="the namespace (default: the credential's own)")]
 NO_STORE = "no-store, private"
+MEMORY_ID = named({"id": "memory_id"})
 
 
 def _document(body: RememberBody) -> DocumentInput:
@@ -61,30 +62,32 @@ def create_memory(body: RememberBody, caller: Write) -> MemoryOut:
 
 
 @router.get("/memories", response_model=MemoryList)
-def list_memories(caller: Read, scope: ScopeParam = None, limit: int = 100, offset: int = 0,
+def list_memories(caller: Read, scope: ReadScope = None, limit: int = 100, offset: int = 0,
                   path: str | None = None, cursor: str | None = None) -> MemoryList:
     """A page of memories, newest first: by ``cursor`` (stable while memories are added), or by ``offset``
     up to 10,000."""
-    ctx, ns = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     options = parse(DocumentListOptions, {"limit": limit, "offset": offset, "path": path, "cursor": cursor},
                     caller.runtime.settings.limits)
-    page = caller.runtime.service.list_documents(ctx, ns, options)
+    page = caller.runtime.service.list_documents(ctx, scope, options)
     return MemoryList.model_validate({"memories": [i.model_dump() for i in page.items], "total": page.total,
-                                      "next_cursor": page.next_cursor})
+                                      "next_cursor": page.next_cursor, "namespaces": page.namespaces})
 
 
 def _search(caller: Caller, response: Response, scope: str | None, values: dict[str, object]) -> SearchOut:
-    ctx, ns = caller.scope(scope)
-    request = parse(SearchRequest, {**{k: v for k, v in values.items() if v is not None}, "namespaces": [ns]})
+    ctx, names = caller.reading(scope)
+    request = parse(SearchRequest, {**{k: v for k, v in values.items() if v is not None}, "namespaces": names})
     hits = caller.runtime.service.search_documents(ctx, request)
     response.headers["Cache-Control"] = NO_STORE
-    return SearchOut.model_validate({"results": [h.model_dump() for h in hits], "total": len(hits)})
+    return SearchOut.model_validate({"results": [h.model_dump() for h in hits], "total": len(hits),
+                                     "namespaces": names})
 
 
 @router.get("/memories/search", response_model=SearchOut)
 @router.get("/recall", response_model=SearchOut, include_in_schema=True)
+@named({"min_score": "threshold", **VIEW})
 def search_memories(caller: Read, response: Response, query: str, limit: int = 5, threshold: float | None = None,
-                    path: str | None = None, scope: ScopeParam = None, explain: bool = False,
+                    path: str | None = None, scope: ReadScope = None, explain: bool = False,
                     as_of: int | None = None, include_superseded: bool = False, include_forgotten: bool = False,
                     since: int | None = None, until: int | None = None) -> SearchOut:
     """Memories that answer ``query``, each with its best facts and their citations (``total`` is the number
@@ -95,19 +98,21 @@ def search_memories(caller: Read, response: Response, query: str, limit: int = 5
 
 
 @router.post("/recall/context", response_model=RecallContextOut)
+@named({"min_score": "threshold"})
 def recall_context(body: RecallContextBody, caller: Read, response: Response) -> RecallContextOut:
     """A cited context for a prompt, within an item and a token budget; ``answer_status`` says whether a
     relevant answer was found."""
-    ctx, ns = caller.scope(body.scope)
-    request = RecallRequest(**body.model_dump(exclude={"scope", "namespaces"}), namespaces=[ns])
+    ctx, names = caller.reading(body.scope)
+    request = RecallRequest(**body.model_dump(exclude={"scope", "namespaces"}), namespaces=names)
     response.headers["Cache-Control"] = NO_STORE
     return RecallContextOut.of(body.query, caller.runtime.service.recall(ctx, request))
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetailOut)
-def get_memory(memory_id: str, caller: Read, scope: ScopeParam = None) -> MemoryDetailOut:
+@MEMORY_ID
+def get_memory(memory_id: str, caller: Read, scope: ReadScope = None) -> MemoryDetailOut:
     """A memory version, its facts with lineage fields, and the entities they mention."""
-    ctx, _ = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     detail = caller.runtime.service.get_memory(ctx, memory_id)
     return MemoryDetailOut.model_validate({
         **detail.memory.model_dump(), "facts": [f.model_dump() for f in detail.facts],
@@ -116,31 +121,34 @@ def get_memory(memory_id: str, caller: Read, scope: ScopeParam = None) -> Memory
 
 
 @router.get("/memories/{memory_id}/history", response_model=HistoryOut)
-def memory_history(memory_id: str, caller: Read, scope: ScopeParam = None, limit: int = 100,
+@MEMORY_ID
+def memory_history(memory_id: str, caller: Read, scope: ReadScope = None, limit: int = 100,
                    cursor: str | None = None) -> HistoryOut:
     """Every version of the memory, newest first."""
-    ctx, _ = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     options = parse(HistoryOptions, {"limit": limit, "cursor": cursor}, caller.runtime.settings.limits)
     page = caller.runtime.service.history(ctx, memory_id, options)
     return HistoryOut.model_validate({"items": [i.model_dump() for i in page.items], "next_cursor": page.next_cursor})
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryOut)
-def update_memory(memory_id: str, body: UpdateBody, caller: Write, scope: ScopeParam = None) -> MemoryOut:
+@MEMORY_ID
+def update_memory(memory_id: str, body: UpdateBody, caller: Write, scope: ReadScope = None) -> MemoryOut:
     """A new version; ``expected_version`` is a compare-and-swap, ``request_id`` makes it retry-safe."""
-    ctx, _ = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     updated = caller.runtime.service.update_document(ctx, memory_id, UpdateInput(**body.model_dump()))
     return MemoryOut.model_validate(updated.model_dump())
 
 
 def _forget(caller: Caller, memory_id: str, scope: str | None, body: ForgetBody) -> ForgetResult:
-    ctx, _ = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     request = ForgetRequest(mode=body.mode.mode, reason=body.reason, request_id=body.request_id)
     return caller.runtime.service.forget(ctx, memory_id, request)
 
 
 @router.delete("/memories/{memory_id}", response_model=ForgetResult)
-def delete_memory(memory_id: str, caller: Write, scope: ScopeParam = None,
+@MEMORY_ID
+def delete_memory(memory_id: str, caller: Write, scope: ReadScope = None,
                   mode: ForgetModeName = ForgetModeName.soft_delete, reason: str | None = None,
                   request_id: str | None = None) -> ForgetResult:
     """Forget a memory (every version): soft (restorable), hard, or redact."""
@@ -148,12 +156,14 @@ def delete_memory(memory_id: str, caller: Write, scope: ScopeParam = None,
 
 
 @router.post("/memories/{memory_id}/forget", response_model=ForgetResult)
-def forget_memory(memory_id: str, body: ForgetBody, caller: Write, scope: ScopeParam = None) -> ForgetResult:
+@MEMORY_ID
+def forget_memory(memory_id: str, body: ForgetBody, caller: Write, scope: ReadScope = None) -> ForgetResult:
     return _forget(caller, memory_id, scope, body)
 
 
 @router.post("/memories/{memory_id}/restore", response_model=MemoryOut)
-def restore_memory(memory_id: str, caller: Write, scope: ScopeParam = None) -> MemoryOut:
+@MEMORY_ID
+def restore_memory(memory_id: str, caller: Write, scope: ReadScope = None) -> MemoryOut:
     """Undo a soft forget."""
-    ctx, _ = caller.scope(scope)
+    ctx, _ = caller.reading(scope)
     return MemoryOut.model_validate(caller.runtime.service.restore(ctx, memory_id).model_dump())

@@ -14,7 +14,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem.model import DocumentInput, ForgetMode, HandoffInput, RecallRequest, RequestId, UpdateInput
+from graphmem.model import (
+    OWN_NAMESPACE,
+    READ_NAMESPACE,
+    DocumentInput,
+    ForgetMode,
+    HandoffInput,
+    RecallRequest,
+    RequestId,
+    UpdateInput,
+)
 from graphmem.results import (
     Document,
     DocumentHit,
@@ -23,6 +32,7 @@ from graphmem.results import (
     ExportResult,
     FactHit,
     FactInfo,
+    NamespacesRead,
     RecallResult,
 )
 
@@ -30,7 +40,9 @@ SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_infere
               "parent_memory_id": "parentMemoryId", "total_documents": "totalDocuments",
               "reachable_documents": "reachableDocuments",
               "unavailable_documents": "unavailableDocuments"}
-Scope = Annotated[str | None, Field(max_length=64, description="the namespace (default: the credential's own)")]
+# ``scope`` is the /v1 name of a namespace, which the seed system's clients send
+Scope = Annotated[str | None, Field(max_length=64, description=OWN_NAMESPACE)]
+ReadScope = Annotated[str | None, Field(max_length=64, description=READ_NAMESPACE)]
 
 
 def _seed_name(name: str) -> str:
@@ -80,7 +92,7 @@ class RecallContextBody(RecallRequest):
     model_config = ConfigDict(alias_generator=lambda name: "threshold" if name == "min_score" else name,
                               validate_by_name=False, extra="forbid", frozen=True)
 
-    scope: Scope = None
+    scope: ReadScope = None
 
 
 class JobBody(BaseModel):
@@ -146,6 +158,7 @@ class MemoryList(BaseModel):
     memories: list[MemorySummaryOut]
     total: int
     next_cursor: str | None = None
+    namespaces: NamespacesRead
 
 
 class HistoryOut(BaseModel):
@@ -162,6 +175,7 @@ class MemoryHitOut(DocumentHit):
 class SearchOut(BaseModel):
     results: list[MemoryHitOut]
     total: int = Field(description="the number returned")
+    namespaces: NamespacesRead
 
 
 class Budget(BaseModel):
@@ -180,6 +194,7 @@ class RecallContextOut(BaseModel):
     skipped: list[dict[str, str]]
     context_text: str
     answer_status: str
+    namespaces: NamespacesRead
 
     @classmethod
     def of(cls, query: str, result: RecallResult) -> RecallContextOut:
@@ -189,7 +204,7 @@ class RecallContextOut(BaseModel):
             candidate_items=len(result.items) + len(result.skipped)),
             items=[FactHitOut.model_validate(i.model_dump()) for i in result.items],
             skipped=[s.model_dump(mode="json") for s in result.skipped], context_text=result.context_text,
-            answer_status=result.answer_status.value)
+            answer_status=result.answer_status.value, namespaces=result.namespaces)
 
 
 class GraphOut(ExportResult):

@@ -3,9 +3,14 @@
 * ``authenticate``: token → credential. Lookups are cached in process for ``CACHE_S`` seconds; a revocation
   made in this process takes effect at once (its cache entries go), one made elsewhere within ``CACHE_S``.
   ``last_used_at`` is written at most once a minute per credential.
+* ``reading``: for a read (search, recall, lists, entity and triple search, query exports, and reads or
+  writes addressed by id): the namespace named, or, naming none, every namespace the credential may read:
+  its list, or for ``*`` every namespace that holds memories (the default one when none does yet). More
+  than ``MAX_NAMESPACES`` is invalid input asking for one: a read's cost grows with the namespaces it spans.
 * ``context``: credential + the namespace the request names → the caller's context and the namespace the
-  request addresses. A ``*`` credential may name any namespace that does not start with ``_``; a request that
-  names none uses the credential's only namespace, or else the default namespace
+  request addresses (a new memory, a handoff, an agent's statements: writes without an id). A ``*``
+  credential may name any namespace that does not start with ``_``; a request that names none uses the
+  credential's only namespace, or else the default namespace
   (``GRAPHMEM_DEFAULT_NAMESPACE``) if the credential may use it; otherwise it is invalid input that lists what
   it may name. A namespace the credential may not use is simply absent from the context, so the service's
   rules answer: reading it is *not found*, writing it is *forbidden*.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cachetools import TTLCache
@@ -27,7 +33,7 @@ from cachetools import TTLCache
 from graphmem.errors import Forbidden, InvalidInput, Unauthenticated
 from graphmem.identity.credentials import Credential, CredentialStore, NewCredential, Within
 from graphmem.identity.limits import Charge, RateLimits
-from graphmem.model import CallerContext, check_namespace
+from graphmem.model import MAX_NAMESPACES, CallerContext, check_namespace
 
 CACHE_S = 5.0
 TOUCH_EVERY_S = 60.0
@@ -42,10 +48,12 @@ OPERATOR = Operator()
 
 
 class Identity:
-    def __init__(self, credentials: CredentialStore, limits: RateLimits, default_namespace: str) -> None:
+    def __init__(self, credentials: CredentialStore, limits: RateLimits, default_namespace: str,
+                 stored_namespaces: Callable[[int], list[str]]) -> None:
         self.credentials = credentials
         self.limits = limits
         self.default_namespace = default_namespace
+        self._stored = stored_namespaces  # up to n namespaces holding memories, in name order
         self._cache: TTLCache[str, Credential | None] = TTLCache(maxsize=4096, ttl=CACHE_S)
         self._touched: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -94,6 +102,22 @@ class Identity:
         usable = set(mine) | ({name} if credential.all_namespaces or name in mine else set())
         return CallerContext(read=frozenset(usable), write=frozenset(usable) if credential.can_write else frozenset(),
                              credential_id=credential.id, credential_name=credential.name), name
+
+    def reading(self, credential: Credential, namespace: str | None) -> tuple[CallerContext, list[str]]:
+        """The caller's context for a read and the namespaces it covers (see the module docstring)."""
+        if namespace is not None:
+            context, name = self.context(credential, namespace)
+            return context, [name]
+        if credential.all_namespaces:
+            names = self._stored(MAX_NAMESPACES + 1) or [self.default_namespace]
+        else:
+            names = sorted(credential.namespaces)
+        if len(names) > MAX_NAMESPACES:
+            raise InvalidInput(f"this credential may read more than {MAX_NAMESPACES} namespaces: name the one "
+                               "to read", field="namespace", max=MAX_NAMESPACES)
+        usable = frozenset(names)
+        return CallerContext(read=usable, write=usable if credential.can_write else frozenset(),
+                             credential_id=credential.id, credential_name=credential.name), names
 
     def _default(self, credential: Credential) -> str:
         if not credential.all_namespaces and len(credential.namespaces) == 1:

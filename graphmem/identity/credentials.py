@@ -28,7 +28,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, model_validator
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.model import Input, NamespaceOrAll, check_id
+from graphmem.model import MAX_NAMESPACES, Input, NamespaceOrAll, check_id
 from graphmem.records import now_ms
 from graphmem.store.driver import GraphStore, Tx
 
@@ -54,7 +54,7 @@ class NewCredential(Input):
 
     name: Annotated[str, Field(strict=True, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9 ._@:-]+$")]
     scopes: Annotated[list[Scope], Field(min_length=1, max_length=2)]
-    namespaces: Annotated[list[NamespaceOrAll], Field(min_length=1, max_length=100)]
+    namespaces: Annotated[list[NamespaceOrAll], Field(min_length=1, max_length=MAX_NAMESPACES)]
     admin: bool = False
 
     @model_validator(mode="after")

@@ -1,20 +1,31 @@
 """What every tool does before and after the service: find who calls (the SDK's access token over HTTP, or the
 server's fixed credential over stdio and in-memory), charge the rate limit once per call (a read-only tool is
 a read, any other a write; stdio is not limited), turn the ``namespace`` argument into the caller's context,
-and turn a typed error into a tool error with a sentence that says what to do next. Who may write where is the
-service's rule (a read credential's context has nothing to write to), never checked here."""
+and turn a typed error into a tool error with a sentence that says what to do next (an invalid input names the
+tool's arguments: a tool whose arguments feed service fields of other names declares them). Who may write where
+is the service's rule (a read credential's context has nothing to write to), never checked here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
-from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound, RateLimited, Unauthenticated
+from graphmem.errors import (
+    Conflict,
+    Forbidden,
+    GraphmemError,
+    InvalidInput,
+    Names,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+)
 from graphmem.identity import Charge, Credential
 from graphmem.model import CallerContext
 from graphmem.model.fields import invalid_input
@@ -22,14 +33,26 @@ from graphmem.results import ErrorReport
 from graphmem.runtime import Runtime
 
 T = TypeVar("T")
+SAME_NAMES: Names = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Caller:
+    """Who calls, in which namespaces: ``namespace`` is the one the call addresses (for a call ``across``
+    namespaces that named none: None, which the service reads as every namespace of ``context``), and
+    ``namespaces`` every one it covers, which read results name."""
+
     runtime: Runtime
     credential: Credential
     context: CallerContext
-    namespace: str
+    namespace: str | None
+    namespaces: list[str]
+
+    @property
+    def own(self) -> str:
+        """The namespace a call that is not ``across`` addresses."""
+        assert self.namespace is not None
+        return self.namespace
 
 
 class Calls:
@@ -42,18 +65,29 @@ class Calls:
         self._fixed = fixed
         self._limited = limited
 
-    def run(self, kind: Charge, namespace: str | None, work: Callable[[Caller], T]) -> T:
+    def run(self, kind: Charge, namespace: str | None, work: Callable[[Caller], T], names: Names = SAME_NAMES,
+            *, across: bool = False) -> T:
+        """``work`` for the caller; ``names``: the tool's names for the service fields its arguments feed,
+        where they differ; ``across``: a read, or a call addressed by id, which names a namespace or covers
+        every one the credential may read (``Identity.reading``)."""
         runtime = self._runtime()
         try:
             credential = self._credential(runtime)
             if self._limited:
                 runtime.identity.charge(credential, kind)
-            context, resolved = runtime.identity.context(credential, namespace)
-            return work(Caller(runtime, credential, context, resolved))
+            if across:
+                context, covered = runtime.identity.reading(credential, namespace)
+                caller = Caller(runtime, credential, context, namespace, covered)
+            else:
+                context, resolved = runtime.identity.context(credential, namespace)
+                caller = Caller(runtime, credential, context, resolved, [resolved])
+            return work(caller)
+        except InvalidInput as exc:
+            raise ToolError(explain(exc.renamed(names))) from None
         except GraphmemError as exc:
             raise ToolError(explain(exc)) from None
         except ValidationError as exc:  # a rule across arguments, checked when the service's input is built
-            raise ToolError(explain(invalid_input(exc))) from None
+            raise ToolError(explain(invalid_input(exc).renamed(names))) from None
 
     def _credential(self, runtime: Runtime) -> Credential:
         token = get_access_token()

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
-from graphmem.mcp.memory_tools import READ, Namespace
+from graphmem.mcp.memory_tools import READ, Namespace, OwnNamespace
 from graphmem.mcp.shapes import Lineage, MemoryBrief
 from graphmem.model import (
     HARD_LIMITS,
@@ -24,7 +24,7 @@ from graphmem.model import (
     QueryText,
     RecallRequest,
 )
-from graphmem.results import FactHit
+from graphmem.results import FactHit, NamespacesRead
 
 EXCHANGE = "User: {user}\nAssistant: {assistant}"  # one memory: the roles stay in the text
 # each side's bound follows from the one content bound: the two with their labels always fit
@@ -64,10 +64,12 @@ class RecallContext(BaseModel):
     items: list[Cited]
     tokens_used: int
     skipped: int = Field(description="relevant-looking facts left out (budget, duplicates, low relevance)")
+    namespaces: NamespacesRead
 
 
 class RecentMemories(BaseModel):
     memories: list[MemoryBrief]
+    namespaces: NamespacesRead
 
 
 def register(server: MCPServer, calls: Calls) -> None:
@@ -77,7 +79,7 @@ def register(server: MCPServer, calls: Calls) -> None:
     def log_exchange(user_message: Annotated[str, Field(min_length=1, max_length=TURN_CHARS)],
                      assistant_message: Annotated[str, Field(min_length=1, max_length=TURN_CHARS)],
                      conversation_id: Annotated[str | None, Field(max_length=100)] = None,
-                     namespace: Namespace = None) -> Queued:
+                     namespace: OwnNamespace = None) -> Queued:
         """Remember one turn of the conversation (both messages), in the background: returns at once with an
         ingestion_id; check_memory_status says when it is stored."""
         content = EXCHANGE.format(user=user_message, assistant=assistant_message)
@@ -88,7 +90,7 @@ def register(server: MCPServer, calls: Calls) -> None:
 
         def work(caller: Caller) -> Queued:
             item = DocumentInput(content=content, metadata={**metadata, "credential": caller.credential.name})
-            return Queued(ingestion_id=caller.runtime.service.submit_documents(caller.context, caller.namespace,
+            return Queued(ingestion_id=caller.runtime.service.submit_documents(caller.context, caller.own,
                                                                                [item]).id)
 
         return calls.run(Charge.write, namespace, work)
@@ -102,7 +104,7 @@ def register(server: MCPServer, calls: Calls) -> None:
             return IngestionStatus(ingestion_id=job.id, status=job.status.value, memory_ids=job.document_ids or [],
                                    error=job.error)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, {"id": "ingestion_id"}, across=True)
 
     @server.tool(title="Recall context", annotations=READ, structured_output=True)
     def recall_context(query: QueryText, max_items: MaxItems = 8, max_tokens: MaxTokens = 1500,
@@ -114,14 +116,14 @@ def register(server: MCPServer, calls: Calls) -> None:
 
         def work(caller: Caller) -> RecallContext:
             request = RecallRequest(query=query, max_items=max_items, max_tokens=max_tokens, path=path,
-                                    namespaces=[caller.namespace])
+                                    namespaces=caller.namespaces)
             result = caller.runtime.service.recall(caller.context, request)
             return RecallContext(context_text=result.context_text, answer_status=result.answer_status.value,
                                  items=[Cited.of(n, i) for n, i in enumerate(result.items, start=1)],
                                  tokens_used=result.tokens_used,
-                                 skipped=len(result.skipped))
+                                 skipped=len(result.skipped), namespaces=result.namespaces)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)
 
     @server.tool(title="List recent memories", annotations=READ, structured_output=True)
     def list_recent_memories(limit: PageLimit = 10,
@@ -131,6 +133,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         def work(caller: Caller) -> RecentMemories:
             page = caller.runtime.service.list_documents(caller.context, caller.namespace,
                                                          DocumentListOptions(limit=limit))
-            return RecentMemories(memories=[MemoryBrief.of(m, m.preview) for m in page.items])
+            return RecentMemories(memories=[MemoryBrief.of(m, m.preview) for m in page.items],
+                                  namespaces=page.namespaces)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
-from graphmem.mcp.memory_tools import DESTROY, READ, WRITE, Namespace, forget
+from graphmem.mcp.memory_tools import DESTROY, MEMORY_ID, READ, WRITE, Namespace, OwnNamespace, forget
 from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, GraphResult, MemoryBrief, cut_texts
 from graphmem.model import (
     Cursor,
@@ -37,7 +37,7 @@ from graphmem.model import (
     View,
     within,
 )
-from graphmem.results import EntityDetail, EntityPage, ForgetResult, PathResult, TriplePage
+from graphmem.results import EntityDetail, EntityPage, ForgetResult, NamespacesRead, PathResult, TriplePage
 
 # explore_graph's own defaults: an agent's first look at the graph stays small (measured under 8,000 tokens)
 EXPLORE_TOKENS = 8000
@@ -58,6 +58,7 @@ EXPLORE = ExploreCaps()
 
 class FactsFound(BaseModel):
     facts: list[FactFound]
+    namespaces: NamespacesRead
 
 
 class History(BaseModel):
@@ -77,17 +78,18 @@ def register(server: MCPServer, calls: Calls) -> None:
 
         def work(caller: Caller) -> FactsFound:
             request = SearchRequest(query=query, limit=limit, view=view, since=since, until=until, explain=explain,
-                                    namespaces=[caller.namespace])
-            return FactsFound(facts=[FactFound.of(h) for h in caller.runtime.service.search(caller.context, request)])
+                                    namespaces=caller.namespaces)
+            return FactsFound(facts=[FactFound.of(h) for h in caller.runtime.service.search(caller.context, request)],
+                              namespaces=caller.namespaces)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)
 
     @server.tool(title="Search entities", annotations=READ, structured_output=True)
     def search_entities(query: QueryText, limit: Limit = 10, namespace: Namespace = None) -> EntityPage:
         """People, organisations, places, products and concepts by name or meaning, with how many facts
         mention each."""
         return calls.run(Charge.read, namespace, lambda c: c.runtime.service.search_entities(
-            c.context, EntitySearchRequest(query=query, limit=limit, namespaces=[c.namespace])))
+            c.context, EntitySearchRequest(query=query, limit=limit, namespaces=c.namespaces)), across=True)
 
     @server.tool(title="Search triples", annotations=READ, structured_output=True)
     def search_triples(subject: EntityName | None = None, predicate: EntityName | None = None,
@@ -99,37 +101,39 @@ def register(server: MCPServer, calls: Calls) -> None:
 
         def work(caller: Caller) -> TriplePage:
             query = TripleQuery(subject=subject, predicate=predicate, object=object, term=term, negated=negated,
-                                limit=limit, cursor=cursor, namespaces=[caller.namespace])
+                                limit=limit, cursor=cursor, namespaces=caller.namespaces)
             page = caller.runtime.service.search_triples(caller.context, query)
             return page.model_copy(update={"items": cut_texts(page.items)})
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)
 
     @server.tool(title="Get an entity", annotations=READ, structured_output=True)
     def get_entity(entity_id: Id | None = None, name: EntityName | None = None, facts: ListedItems = 10,
-                   neighbours: ListedItems = 10, namespace: Namespace = None) -> EntityDetail:
+                   neighbours: ListedItems = 10, namespace: OwnNamespace = None) -> EntityDetail:
         """One entity (by id, or by name) with its latest facts and the entities it has triples with; each
         list is bounded and says (`facts_cut`, `neighbours_cut`) when more exist."""
-        lookup = EntityLookup(id=entity_id, name=name, facts=facts, neighbours=neighbours)
+
         def work(caller: Caller) -> EntityDetail:
-            detail = caller.runtime.service.get_entity(caller.context, caller.namespace, lookup)
+            lookup = EntityLookup(id=entity_id, name=name, facts=facts, neighbours=neighbours)
+            detail = caller.runtime.service.get_entity(caller.context, caller.own, lookup)
             return detail.model_copy(update={"facts": cut_texts(detail.facts)})
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, {"id": "entity_id"})
 
     @server.tool(title="Find a path", annotations=READ, structured_output=True)
     def find_path(from_entity: EntityName, to_entity: EntityName, max_hops: Hops = 3,
-                  namespace: Namespace = None) -> PathResult:
+                  namespace: OwnNamespace = None) -> PathResult:
         """How two entities (ids or names) are connected: the shortest chains through triples and facts that
         mention both, up to `max_hops` steps, each step with its supporting fact. `cut` says the search hit its
         bounds."""
-        request = PathRequest(source=from_entity, target=to_entity, max_hops=max_hops)
+
         def work(caller: Caller) -> PathResult:
-            found = caller.runtime.service.find_path(caller.context, caller.namespace, request)
+            request = PathRequest(source=from_entity, target=to_entity, max_hops=max_hops)
+            found = caller.runtime.service.find_path(caller.context, caller.own, request)
             return found.model_copy(update={"paths": [p.model_copy(update={"steps": cut_texts(p.steps)})
                                                       for p in found.paths]})
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, {"source": "from_entity", "target": "to_entity"})
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
     def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: GraphTokens = EXPLORE_TOKENS,
@@ -142,15 +146,15 @@ def register(server: MCPServer, calls: Calls) -> None:
         left out: edgesLeftOut), with how complete it is (totalDocuments, truncated, unavailableDocuments,
         coverage; `count_reachable: false` skips counting and leaves reachableDocuments and coverage null, for
         speed) and nextCursor for the next page. Edges name nodes by their `ref`."""
-        bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
-                            fanout=caps.fanout)
 
         def work(caller: Caller) -> GraphResult:
+            bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
+                                fanout=caps.fanout)
             request = ExportRequest(seed=seed, caps=bounds, cursor=cursor, count_reachable=count_reachable)
             return GraphResult.of(caller.runtime.service.export(caller.context, caller.namespace, request),
                                   PREVIEW_CHARS, max_tokens)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, {"max_documents": "caps.max_nodes"}, across=True)
 
     @server.tool(title="Memory history", annotations=READ, structured_output=True)
     def memory_history(memory_id: Id, cursor: Cursor = None, namespace: Namespace = None) -> History:
@@ -160,7 +164,7 @@ def register(server: MCPServer, calls: Calls) -> None:
             page = caller.runtime.service.history(caller.context, memory_id, HistoryOptions(limit=20, cursor=cursor))
             return History(versions=[MemoryBrief.of(v) for v in page.items], next_cursor=page.next_cursor)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, MEMORY_ID, across=True)
 
     @server.tool(title="Forget a memory", annotations=DESTROY, structured_output=True)
     def forget_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
@@ -178,4 +182,4 @@ def register(server: MCPServer, calls: Calls) -> None:
             restored = caller.runtime.service.restore(caller.context, memory_id)
             return MemoryBrief.of(restored, restored.content)
 
-        return calls.run(Charge.write, namespace, work)
+        return calls.run(Charge.write, namespace, work, MEMORY_ID, across=True)

@@ -9,6 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from graphmem.errors import Names
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls, report
 from graphmem.mcp.shapes import (
@@ -26,6 +27,8 @@ from graphmem.mcp.shapes import (
 from graphmem.model import (
     HARD_LIMITS,
     MAX_LIMIT,
+    OWN_NAMESPACE,
+    READ_NAMESPACE,
     Content,
     Cursor,
     DocumentInput,
@@ -46,10 +49,12 @@ from graphmem.model import (
 )
 from graphmem.results import Change, ForgetResult
 
-Namespace = Annotated[str | None, Field(description="the namespace (default: the credential's own)")]
+Namespace = Annotated[str | None, Field(description=READ_NAMESPACE)]  # a read, or a call by id
+OwnNamespace = Annotated[str | None, Field(description=OWN_NAMESPACE)]  # where a new memory goes
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+MEMORY_ID: Names = {"id": "memory_id"}  # the service's id of a memory, as the tools name it
 
 
 def register(server: MCPServer, calls: Calls) -> None:
@@ -62,15 +67,16 @@ def register(server: MCPServer, calls: Calls) -> None:
         used = min(max(limit, 1), MAX_LIMIT)  # clamped, as the seed does: its schema sets no maximum
 
         def work(caller: Caller) -> SearchMemoriesResult:
-            request = SearchRequest(query=query, limit=used, path=path, namespaces=[caller.namespace])
+            request = SearchRequest(query=query, limit=used, path=path, namespaces=caller.namespaces)
             hits = caller.runtime.service.search_documents(caller.context, request)
-            results = [MemoryFound(id=h.document_id, title=h.title,
+            results = [MemoryFound(id=h.document_id, namespace=h.namespace, title=h.title,
                                    path=h.facts[0].citation.path if h.facts else None, score=round(h.score, 5),
                                    version=h.version, is_latest=h.is_latest, recorded_at=h.recorded_at,
                                    facts=[Passage.of(f) for f in h.facts]) for h in hits]
-            return SearchMemoriesResult(results=results, total=len(results), limit=used, clamped=used != limit)
+            return SearchMemoriesResult(results=results, total=len(results), limit=used, clamped=used != limit,
+                                        namespaces=caller.namespaces)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)
 
     @server.tool(title="List memories", annotations=READ, structured_output=True)
     def list_memories(page: Annotated[int, Field(ge=1)] = 1, limit: PageLimit = 50,
@@ -86,9 +92,10 @@ def register(server: MCPServer, calls: Calls) -> None:
             listed = caller.runtime.service.list_documents(caller.context, caller.namespace, options)
             return ListMemoriesResult(memories=[MemoryBrief.of(m, m.preview) for m in listed.items],
                                       total=listed.total, page=page, limit=limit,
-                                      has_more=listed.next_cursor is not None, next_cursor=listed.next_cursor)
+                                      has_more=listed.next_cursor is not None, next_cursor=listed.next_cursor,
+                                      namespaces=listed.namespaces)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, across=True)
 
     @server.tool(title="Get a memory", annotations=READ, structured_output=True)
     def get_memory(memory_id: Id, max_chars: Annotated[int, Field(ge=100, le=HARD_LIMITS.content_chars)] = 8000,
@@ -111,18 +118,18 @@ def register(server: MCPServer, calls: Calls) -> None:
                                    entities=[e.name or e.id for e in detail.entities],
                                    entities_total=detail.entities_total)
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, MEMORY_ID, across=True)
 
     @server.tool(title="Add a memory", annotations=WRITE, structured_output=True)
     def add_memory(content: Content, path: Path | None = None, title: Title = None, metadata: Metadata = None,
-                   namespace: Namespace = None) -> Written:
+                   namespace: OwnNamespace = None) -> Written:
         """Store a new memory (a note, a decision, a fact about the user). Text identical to a current memory
         returns that memory (`status: unchanged`). Returns its id; later changes go through update_memory."""
 
         def work(caller: Caller) -> Written:
             recorded = {**(metadata or {}), "client": "mcp", "credential": caller.credential.name}  # ours last
             item = DocumentInput(content=content, path=path, title=title, metadata=recorded)
-            outcome = caller.runtime.service.ingest(caller.context, caller.namespace, [IngestItem(document=item)])[0]
+            outcome = caller.runtime.service.ingest(caller.context, caller.own, [IngestItem(document=item)])[0]
             if outcome.error is not None or outcome.document is None:
                 raise ToolError(report(outcome.error))
             document = outcome.document
@@ -144,7 +151,7 @@ def register(server: MCPServer, calls: Calls) -> None:
             return Written(id=document.id, chain_id=document.chain_id, version=document.version,
                            status="updated" if document.id != memory_id else "unchanged")
 
-        return calls.run(Charge.write, namespace, work)
+        return calls.run(Charge.write, namespace, work, MEMORY_ID, across=True)
 
     @server.tool(title="Delete a memory", annotations=DESTROY, structured_output=True)
     def delete_memory(memory_id: Id, mode: ForgetMode = ForgetMode.soft, namespace: Namespace = None) -> ForgetResult:
@@ -156,4 +163,5 @@ def register(server: MCPServer, calls: Calls) -> None:
 def forget(calls: Calls, memory_id: str, mode: ForgetMode, namespace: str | None) -> ForgetResult:
     """delete_memory (the gateway seed's name) and forget_memory (the graph set's) are one call."""
     request = ForgetRequest(mode=mode)
-    return calls.run(Charge.write, namespace, lambda c: c.runtime.service.forget(c.context, memory_id, request))
+    return calls.run(Charge.write, namespace, lambda c: c.runtime.service.forget(c.context, memory_id, request),
+                     MEMORY_ID, across=True)

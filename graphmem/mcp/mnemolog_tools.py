@@ -77,7 +77,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         (cut at 1,000 characters). `since` keeps memories recorded from then on."""
 
         def work(caller: Caller) -> MnemologItems:
-            request = SearchRequest(query=query, limit=limit, since=epoch_ms(since), namespaces=[caller.namespace])
+            request = SearchRequest(query=query, limit=limit, since=epoch_ms(since), namespaces=caller.namespaces)
             items = []
             for hit in caller.runtime.service.search_documents(caller.context, request):
                 passages = " … ".join(f.text for f in sorted(hit.facts, key=lambda f: f.citation.start))
@@ -97,10 +97,10 @@ def register(server: MCPServer, calls: Calls) -> None:
         the subject or object, by relation (a verb such as "works at"), or both; give at least one."""
 
         def work(caller: Caller) -> MnemologEdges:
-            query = TripleQuery(term=term, predicate=relation, limit=limit, namespaces=[caller.namespace])
+            query = TripleQuery(term=term, predicate=relation, limit=limit, namespaces=caller.namespaces)
             page = caller.runtime.service.search_triples(caller.context, query)
             return MnemologEdges(edges=[MnemologEdge(subject=t.subject.name or t.subject.id, predicate=t.predicate,
                                                      object=t.object.name or t.object.id, negated=t.negated,
                                                      memory_id=t.citation.document_id) for t in page.items])
 
-        return calls.run(Charge.read, namespace, work)
+        return calls.run(Charge.read, namespace, work, {"predicate": "relation"})

@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphmem.results import DocumentInfo, ExportResult, FactHit, FactInfo
+from graphmem.results import DocumentInfo, ExportResult, FactHit, FactInfo, NamespacesRead
 from graphmem.search.recall import count_tokens
 
 SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_inference": "isInference",
@@ -84,6 +84,7 @@ class FactBrief(Lineage):
 
 
 class FactFound(FactBrief):
+    namespace: str
     score: float
     similarity: float
     title: str | None = None
@@ -97,7 +98,8 @@ class FactFound(FactBrief):
         text, truncated = cut(hit.text, FACT_CHARS)
         signals = [f"{s.signal.value}:{s.rank}" for s in hit.explain.signals] if hit.explain else None
         return cls(fact_id=hit.fact_id, text=text, text_truncated=truncated, memory_id=hit.citation.document_id,
-                   start=hit.citation.start, end=hit.citation.end, score=round(hit.score, 5),
+                   namespace=hit.citation.namespace, start=hit.citation.start, end=hit.citation.end,
+                   score=round(hit.score, 5),
                    similarity=round(hit.similarity, 4), title=hit.citation.title, path=hit.citation.path,
                    recorded_at=hit.recorded_at, entities=[e.name or e.id for e in hit.entities], signals=signals,
                    version=hit.version, is_latest=hit.is_latest, is_forgotten=hit.is_forgotten,
@@ -125,6 +127,7 @@ class Passage(BaseModel):
 
 class MemoryFound(Seed):
     id: str
+    namespace: str
     title: str | None = None
     path: str | None = None
     score: float
@@ -139,6 +142,7 @@ class SearchMemoriesResult(BaseModel):
     total: int = Field(description="the number returned")
     limit: int
     clamped: bool = Field(description="the limit asked for was outside 1-100 and was clamped")
+    namespaces: NamespacesRead
 
 
 class ListMemoriesResult(BaseModel):
@@ -148,6 +152,7 @@ class ListMemoriesResult(BaseModel):
     limit: int
     has_more: bool
     next_cursor: str | None = Field(None, description="pass it back as cursor for the next page")
+    namespaces: NamespacesRead
 
 
 class MemoryFull(MemoryBrief):
@@ -212,6 +217,7 @@ class GraphResult(Seed):
     next_cursor: str | None = Field(None, description="pass it back as cursor, with the same seed, for more")
     labels_cut_at: int = Field(description="labels longer than this many characters were cut")
     edges_left_out: int = Field(0, description="edges of this page left out to stay within max_tokens")
+    namespaces: NamespacesRead
     tokens: int = Field(description="this result's size in tokens (all-MiniLM-L6-v2 tokenizer), at most "
                                     "max_tokens")
 
@@ -230,7 +236,7 @@ class GraphResult(Seed):
                        truncated=page.truncated, unavailable_documents=page.unavailable_documents,
                        coverage=None if page.coverage is None else round(page.coverage, 4),
                        next_cursor=page.next_cursor, labels_cut_at=chars,
-                       edges_left_out=len(edges) - kept, tokens=0)
+                       edges_left_out=len(edges) - kept, tokens=0, namespaces=page.namespaces)
 
         # Sized with tokens=0; the count written at the end takes a few word pieces more ("7999" is not one).
         budget = max_tokens - COUNT_RESERVE

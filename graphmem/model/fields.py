@@ -37,6 +37,11 @@ MAX_QUERY_CHARS = 1000
 MAX_OFFSET = 10_000  # offset paging stops here; deeper pages take the cursor
 MAX_CURSOR_CHARS = 2048
 MAX_NAMESPACES = 100
+# A front end's words for its namespace argument (/v1 ``scope``, GraphQL and MCP ``namespace``): a read, or a
+# call addressed by id, names one or covers every namespace the credential may read; a new memory, a handoff or
+# an agent's statement goes to the one named, else to the credential's only namespace, else the default one.
+READ_NAMESPACE = f"the namespace to read (default: every namespace the credential may read, at most {MAX_NAMESPACES})"
+OWN_NAMESPACE = "the namespace (default: the credential's only namespace, else the default namespace)"
 M = TypeVar("M", bound=BaseModel)
 
 # Errors of values graphmem cannot store faithfully, or of a path that would leave its tree: the /v1 API answers
@@ -239,8 +244,7 @@ class Input(BaseModel):
 def invalid_input(exc: ValidationError) -> InvalidInput:
     """Pydantic's report as one ``InvalidInput`` listing every problem (no input values echoed)."""
     errors = exc.errors(include_url=False, include_input=False)
-    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {message(e)}" for e in errors]
-    return InvalidInput("; ".join(problems), fields=[str(e["loc"][0]) for e in errors if e["loc"]])
+    return InvalidInput.listing([(tuple(str(part) for part in e["loc"]), message(e)) for e in errors])
 
 
 def message(error: ErrorDetails) -> str:

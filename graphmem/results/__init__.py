@@ -29,6 +29,7 @@ from graphmem.results.documents import (
     JobStatus,
     MemoryDetail,
     NamespaceCounts,
+    NamespacesRead,
 )
 from graphmem.results.graph import (
     EdgeKind,
@@ -102,6 +103,7 @@ __all__ = [
     "JobStatus",
     "MemoryDetail",
     "NamespaceCounts",
+    "NamespacesRead",
     "Neighbour",
     "NodeKind",
     "PathResult",

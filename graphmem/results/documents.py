@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.model import ForgetMode
+
+# What a read answers with beside its items: a caller that names no namespace reads every one it may read,
+# and is told which those were.
+NamespacesRead = Annotated[list[str], Field(description="the namespaces this answer read, in name order")]
 
 
 class EntityRef(BaseModel):
@@ -21,7 +25,9 @@ class EntityRef(BaseModel):
 
 
 class EntityWithAliases(EntityRef):
-    """An entity as entity lists and lookups name it: with its aliases."""
+    """An entity as entity lists and lookups name it: with its namespace and aliases."""
+
+    namespace: str
 
     aliases: list[str] = Field(description=(
         "other names the memories in view gave it, as written: a short name ('Maya' for 'Maya Okafor') or "
@@ -110,6 +116,7 @@ class FactPage(BaseModel):
     limit: int
     next_cursor: str | None = Field(None, description="None on the last page")
     cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
+    namespaces: NamespacesRead = []
 
 
 class MemoryDetail(BaseModel):
@@ -132,6 +139,7 @@ class DocumentPage(BaseModel):
     limit: int
     next_cursor: str | None = Field(None, description="None on the last page")
     cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
+    namespaces: NamespacesRead = []
 
 
 class HistoryPage(BaseModel):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from graphmem.results.documents import EntityWithAliases
+from graphmem.results.documents import EntityWithAliases, NamespacesRead
 
 # ---- the evidence-graph export ------------------------------------------------------------------------
 
@@ -68,6 +68,7 @@ class ExportSummary(BaseModel):
                                    "null when they were not counted")
     coverage_is_upper_bound: bool
     next_cursor: str | None = Field(None, description="None when this is the last page")
+    namespaces: NamespacesRead = []
 
 
 class ExportResult(ExportSummary):
@@ -115,6 +116,7 @@ class EntityList(BaseModel):
     limit: int
     next_cursor: str | None = Field(None, description="None on the last page")
     cursors: list[str] | None = Field(None, description="with item_cursors: the cursor after each item")
+    namespaces: NamespacesRead = []
 
 
 class EntityDetail(BaseModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from graphmem.model.assertions import EntityAssertion, RelationAssertion
+from graphmem.results.documents import NamespacesRead
 
 
 class KnownEntity(BaseModel):
@@ -27,6 +28,7 @@ class KnowledgeGraph(BaseModel):
     relations: list[KnownRelation]
     truncated: bool = Field(False, description="more entities follow: call again with next_cursor")
     next_cursor: str | None = None
+    namespaces: NamespacesRead = []
 
 
 class EntitiesCreated(BaseModel):

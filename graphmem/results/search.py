@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from graphmem.results.documents import INFERENCE, EntityRef
+from graphmem.results.documents import INFERENCE, EntityRef, NamespacesRead
 
 # ---- search -------------------------------------------------------------------------------------------
 
@@ -33,6 +33,7 @@ class SignalScore(BaseModel):
 
 class Citation(BaseModel):
     document_id: str
+    namespace: str = Field(description="the namespace of the memory")
     title: str | None
     source: str | None
     path: str | None = None
@@ -68,6 +69,7 @@ class FactHit(BaseModel):
 
 class DocumentHit(BaseModel):
     document_id: str
+    namespace: str
     title: str | None
     source: str | None
     version: int | None
@@ -82,6 +84,7 @@ class DocumentHit(BaseModel):
 
 class EntityHit(BaseModel):
     id: str
+    namespace: str
     name: str | None
     type: str | None
     score: float
@@ -93,6 +96,7 @@ class EntityHit(BaseModel):
 class EntityPage(BaseModel):
     items: list[EntityHit]
     next_cursor: str | None = None
+    namespaces: NamespacesRead = []
 
 
 class TripleHit(BaseModel):
@@ -112,6 +116,7 @@ class TripleHit(BaseModel):
 class TriplePage(BaseModel):
     items: list[TripleHit]
     next_cursor: str | None = None
+    namespaces: NamespacesRead = []
 
 
 class AnswerStatus(StrEnum):
@@ -139,3 +144,4 @@ class RecallResult(BaseModel):
     max_tokens: int
     max_items: int
     skipped: list[Skipped]
+    namespaces: NamespacesRead = []

@@ -84,7 +84,8 @@ def _evidence(tx: Tx, dialect: Dialect, namespaces: list[str], vector: list[floa
 
 def _document_hit(row: dict[str, Any], fused: Fused, similarity: float, facts: list[FactHit],
                   explain: bool) -> DocumentHit:
-    return DocumentHit(document_id=row["id"], title=row["title"], source=row["source"], version=row["version"],
-                       is_latest=row["is_latest"], recorded_at=row["recorded_at"], score=fused.score,
+    return DocumentHit(document_id=row["id"], namespace=row["namespace"], title=row["title"], source=row["source"],
+                       version=row["version"], is_latest=row["is_latest"], recorded_at=row["recorded_at"],
+                       score=fused.score,
                        similarity=similarity, facts=sorted(facts, key=lambda f: (-f.score, -f.similarity, f.fact_id)),
                        signals=fused.signal_scores() if explain else None)

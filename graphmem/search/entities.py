@@ -48,7 +48,8 @@ def search_entities(tx: Tx, dialect: Dialect, namespaces: list[str], vector: lis
         fused = [f for f in fused if (-f.score, f.id) > (-after[0], after[1])]
     page, more = fused[: request.limit], len(fused) > request.limit and seen + request.limit < MAX_DEPTH
     found = {r["id"]: r for r in tx.run("entities_hydrate", entity_ids=[f.id for f in page], **params)}
-    hits = [EntityHit(id=f.id, name=found[f.id]["name"], type=found[f.id]["type"], score=f.score,
+    hits = [EntityHit(id=f.id, namespace=found[f.id]["namespace"], name=found[f.id]["name"], type=found[f.id]["type"],
+                      score=f.score,
                       similarity=dialect.cosine_score(found[f.id]["raw"]), facts=found[f.id]["facts"],
                       signals=f.signal_scores() if request.explain else None)
             for f in page if f.id in found]

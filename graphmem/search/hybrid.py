@@ -138,6 +138,11 @@ def fact_hit(row: dict[str, Any], fused: Fused, similarity: float, explain: bool
                    version=row["version"], is_latest=row["is_latest"], is_forgotten=bool(row["is_forgotten"]),
                    is_inference=bool(row["is_inference"]), parent_memory_id=row["parent_memory_id"],
                    recorded_at=row["recorded_at"],
-                   citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
-                                     path=row["path"], start=row["start"], end=row["end"]),
+                   citation=citation(row),
                    entities=entities, attributes=row["attributes"] or [], explain=explanation)
+
+
+def citation(row: dict[str, Any]) -> Citation:
+    """Where a fact hit's or a triple's evidence lives, from its row (``facts_hydrate``, ``triple_rows``)."""
+    return Citation(document_id=row["document_id"], namespace=row["namespace"], title=row["title"],
+                    source=row["source"], path=row["path"], start=row["start"], end=row["end"])

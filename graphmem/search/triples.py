@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from graphmem.model import TripleQuery
-from graphmem.results import Citation, EntityRef, TripleHit
+from graphmem.results import EntityRef, TripleHit
+from graphmem.search.hybrid import citation
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
 from graphmem.store.dialect import Dialect, SearchIndex
@@ -100,5 +101,4 @@ def _hit(row: dict[str, Any]) -> TripleHit:
     return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,
                      asserted=bool(row["asserted"]),
                      statement=statement, fact_id=row["fact_id"], text=row["text"], recorded_at=row["recorded_at"],
-                     citation=Citation(document_id=row["document_id"], title=row["title"], source=row["source"],
-                                       path=row["path"], start=row["start"], end=row["end"]))
+                     citation=citation(row))

@@ -3,7 +3,8 @@
 * a namespace the caller cannot read is ``NotFound``: it is invisible, exactly like one that does not
   exist (nothing is looked up to decide this);
 * writing to a namespace the caller may only read is ``Forbidden``;
-* searches run in the namespaces named (each must be readable) or in every readable one.
+* searches and lists run in the namespaces named (each must be readable) or, naming none, in every one the
+  caller's context may read (the identity module decides which those are: ``Identity.reading``).
 """
 
 from __future__ import annotations
@@ -31,3 +32,9 @@ def searchable(ctx: CallerContext, namespaces: list[str] | None) -> list[str]:
     if namespaces is None:
         return ctx.readable
     return sorted({readable(ctx, n) for n in namespaces})
+
+
+def read_in(ctx: CallerContext, namespace: str | None) -> list[str]:
+    """The namespaces a read addressed to ``namespace`` covers: that one (readable), or, for None, every
+    namespace the context may read."""
+    return searchable(ctx, None if namespace is None else [namespace])

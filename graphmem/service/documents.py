@@ -44,7 +44,7 @@ from graphmem.results import (
     MemoryDetail,
     NamespaceCounts,
 )
-from graphmem.service.access import readable
+from graphmem.service.access import read_in, readable
 from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import (
     Core,
@@ -109,15 +109,15 @@ class Documents:
         ids, first = checked_ids(doc_ids), checked_count(limit)
         return self.core.store.read(lambda tx: _facts_of(tx, ids, first, ctx.readable))
 
-    def list(self, ctx: CallerContext, namespace: str, options: DocumentListOptions) -> DocumentPage:
+    def list(self, ctx: CallerContext, namespace: str | None, options: DocumentListOptions) -> DocumentPage:
         """A page in ``options.sort`` order (newest first by default), with the total of the view and
-        conditions."""
-        ns = readable(ctx, namespace)
+        conditions; ``namespace`` None: one list over every namespace the caller may read."""
+        names = read_in(ctx, namespace)
         options = checked(options, self.core.limits)
-        page = read_page(self.core.store, self.core.cursors, self.core.clock(), DOCUMENTS, ns, options,
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), DOCUMENTS, names, options,
                          skip=options.offset, preview_chars=PREVIEW_CHARS)
         return DocumentPage(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
-                            cursors=page.cursors)
+                            cursors=page.cursors, namespaces=names)
 
     def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions) -> HistoryPage:
         """The versions of the memory holding ``doc_id``, newest first."""
@@ -154,6 +154,11 @@ class Documents:
         for row in rows:
             found.setdefault(row["start_id"], []).append(DocumentInfo.from_row(row))
         return found
+
+    def stored_namespaces(self, limit: int) -> builtins.list[str]:
+        """Namespaces holding memories (their StoredTail), in name order."""
+        rows = self.core.store.read(lambda tx: tx.run("namespaces_stored", limit=limit))
+        return [row["namespace"] for row in rows]
 
     def every_namespace_counts(self) -> dict[str, NamespaceCounts]:
         """The counts of every namespace that holds memories (the operator's; see MemoryService)."""

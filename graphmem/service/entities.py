@@ -29,7 +29,7 @@ from graphmem.results import (
     PathStep,
 )
 from graphmem.search.lucene import escape_lucene
-from graphmem.service.access import readable
+from graphmem.service.access import read_in, readable
 from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import Core, checked_count, checked_ids
 from graphmem.store.dialect import SearchIndex
@@ -51,7 +51,7 @@ class Entities:
     def get(self, ctx: CallerContext, namespace: str, lookup: EntityLookup) -> EntityDetail:
         ns = readable(ctx, namespace)
         lookup = checked(lookup, self.core.limits)
-        scope = {"namespace": ns, **view_params(lookup.view), **path_params(None)}
+        scope = {"namespace": ns, "namespaces": [ns], **view_params(lookup.view), **path_params(None)}
         dialect = self.core.store.dialect
 
         def read(tx: Tx) -> EntityDetail:
@@ -67,16 +67,16 @@ class Entities:
 
         return self.core.store.read(read)
 
-    def page(self, ctx: CallerContext, namespace: str, options: EntityListOptions) -> EntityList:
+    def page(self, ctx: CallerContext, namespace: str | None, options: EntityListOptions) -> EntityList:
         """A page of the entities a fact of the view mentions, in ``options.sort`` order, with the total; the
-        cursor walk is pinned to the first page's time."""
-        ns = readable(ctx, namespace)
+        cursor walk is pinned to the first page's time. ``namespace`` None: every one the caller may read."""
+        names = read_in(ctx, namespace)
         options = checked(options, self.core.limits)
-        page = read_page(self.core.store, self.core.cursors, self.core.clock(), ENTITIES, ns, options)
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), ENTITIES, names, options)
         return EntityList(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
-                          cursors=page.cursors)
+                          cursors=page.cursors, namespaces=names)
 
-    def many(self, ctx: CallerContext, namespace: str, entity_ids: list[str],
+    def many(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str],
              view: View) -> dict[str, EntityWithAliases]:
         """Entities by id in one statement; ids not visible in the view are absent."""
         scope = self._scope(ctx, namespace, view)
@@ -84,14 +84,14 @@ class Entities:
         rows = self.core.store.read(lambda tx: tx.run("entities_get", ids=ids, **scope))
         return {row["id"]: EntityWithAliases.model_validate(row) for row in rows}
 
-    def facts_of(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+    def facts_of(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str], limit: int,
                  view: View) -> dict[str, list[EntityFact]]:
         """The newest ``limit`` facts mentioning each entity, in one statement."""
         scope = self._scope(ctx, namespace, view)
         ids, first = checked_ids(entity_ids), checked_count(limit)
         return self.core.store.read(lambda tx: _facts_of(tx, scope, ids, first))
 
-    def neighbours_of(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+    def neighbours_of(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str], limit: int,
                       view: View) -> dict[str, list[Neighbour]]:
         """Up to ``limit`` triples of each entity (either direction, by the other entity's name), in one
         statement."""
@@ -99,12 +99,12 @@ class Entities:
         ids, first = checked_ids(entity_ids), checked_count(limit)
         return self.core.store.read(lambda tx: _neighbours_of(tx, scope, ids, first))
 
-    def _scope(self, ctx: CallerContext, namespace: str, view: View) -> dict[str, Any]:
-        return {"namespace": readable(ctx, namespace), **view_params(view), **path_params(None)}
+    def _scope(self, ctx: CallerContext, namespace: str | None, view: View) -> dict[str, Any]:
+        return {"namespaces": read_in(ctx, namespace), **view_params(view), **path_params(None)}
 
     def path(self, ctx: CallerContext, namespace: str, request: PathRequest) -> PathResult:
         ns = readable(ctx, namespace)
-        scope = {"namespace": ns, **view_params(request.view), **path_params(None)}
+        scope = {"namespace": ns, "namespaces": [ns], **view_params(request.view), **path_params(None)}
         index = self.core.store.dialect.index_name(SearchIndex.entity_name)
 
         def read(tx: Tx) -> PathResult:
@@ -145,7 +145,7 @@ def _resolve(tx: Tx, index: str, scope: dict[str, Any], entity_id: str | None, n
         assert name is not None
         key = entity_key(scope["namespace"], ExtractedEntity(name, "Concept"))
         row = tx.single("entity_by_key", key=key, **scope) or \
-            tx.single("entities_by_alias", alias_keys=[key], namespaces=[scope["namespace"]], limit=1, **scope)
+            tx.single("entities_by_alias", alias_keys=[key], limit=1, **scope)
         query = escape_lucene(name)
         if row is None and query is not None:
             row = tx.single("entity_by_name_match", index=index, query=query, k=200, **scope)

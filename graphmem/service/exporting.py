@@ -3,10 +3,11 @@ the service's own fact search, and rendering as a separate call."""
 
 from __future__ import annotations
 
-from graphmem.export import QUERY_SEEDS, export_graph, render
-from graphmem.model import CallerContext, ExportFormat, ExportRequest, QuerySeed, SearchRequest, View
+from graphmem.errors import NotFound
+from graphmem.export import QUERY_SEEDS, cursor_namespace, export_graph, render
+from graphmem.model import CallerContext, ExportFormat, ExportRequest, IdsSeed, QuerySeed, SearchRequest, View
 from graphmem.results import ExportResult, RenderedExport
-from graphmem.service.access import readable
+from graphmem.service.access import read_in, readable
 from graphmem.service.search import WARM_QUERIES, Search
 from graphmem.service.shared import Core, repeat_within
 
@@ -18,10 +19,11 @@ class Exporting:
         self.core = core
         self.search = search
 
-    def export(self, ctx: CallerContext, namespace: str, request: ExportRequest) -> ExportResult:
+    def export(self, ctx: CallerContext, namespace: str | None, request: ExportRequest) -> ExportResult:
         """One page of the bounded evidence graph around ``request.seed`` (``graphmem/export/`` says what is
-        walked, how the caps hold, what the completeness fields mean and what the cursor binds)."""
-        ns = readable(ctx, namespace)
+        walked, how the caps hold, what the completeness fields mean and what the cursor binds). An export is
+        one namespace's graph: naming none, it walks the namespace its seed is in (``_seed_namespace``)."""
+        ns = readable(ctx, namespace if namespace is not None else self._seed_namespace(ctx, request))
 
         def seed_facts(query: str, pinned: View) -> list[str]:
             hits = self.search.facts(ctx, SearchRequest(query=query, namespaces=[ns], limit=QUERY_SEEDS, view=pinned))
@@ -29,6 +31,28 @@ class Exporting:
 
         return export_graph(self.core.store, self.core.cursors, self.core.clock(), ns, request, seed_facts,
                             walk_ttl_ms=self.core.settings.export_walk_ttl_s * 1000)
+
+    def _seed_namespace(self, ctx: CallerContext, request: ExportRequest) -> str:
+        """Where an export that names no namespace walks: a later page's, from its cursor; for a query, the
+        namespace of the best fact hit over every namespace the caller may read (the walk then searches its
+        seeds there again, as any query export does); for ids, the namespace of the first id found. Nothing
+        found: the first readable namespace, whose page is then empty."""
+        if request.cursor is not None:
+            return cursor_namespace(self.core.cursors, request.cursor)
+        names = read_in(ctx, None)
+        seed = request.seed
+        if isinstance(seed, QuerySeed):
+            ids = [hit.fact_id for hit in self.search.facts(ctx, SearchRequest(
+                query=seed.query, namespaces=names, limit=1, view=request.view))]
+        else:
+            ids = seed.ids if isinstance(seed, IdsSeed) else [seed.id]
+        row = self.core.store.read(lambda tx: tx.single("namespace_of_ids", ids=ids, namespaces=names)) \
+            if ids else None
+        if row is not None:
+            return str(row["namespace"])
+        if not names:
+            raise NotFound("no namespace holds memories yet")
+        return names[0]
 
     def warm_up(self, namespace: str, count: int) -> None:
         """Real exports (query seeds, the default caps, counted) in ``namespace`` (the one with the most

@@ -10,7 +10,7 @@ from graphmem.errors import NotFound
 from graphmem.model import CallerContext, FactListOptions, FactSort, checked
 from graphmem.results import EntityRef, FactPage, FactRecord, TripleHit
 from graphmem.search.triples import triples_of_facts
-from graphmem.service.access import readable
+from graphmem.service.access import read_in
 from graphmem.service.paging import Listing, read_page
 from graphmem.service.shared import Core, checked_count, checked_ids
 
@@ -30,14 +30,14 @@ class Facts:
         rows = self.core.store.read(lambda tx: tx.run("facts_get", ids=ids, namespaces=ctx.readable))
         return {row["id"]: FactRecord.model_validate(row) for row in rows}
 
-    def page(self, ctx: CallerContext, namespace: str, options: FactListOptions) -> FactPage:
-        """A page of the namespace's facts in ``options.sort`` order, with the total of the view and
-        conditions; the cursor walk is pinned to the first page's time."""
-        ns = readable(ctx, namespace)
+    def page(self, ctx: CallerContext, namespace: str | None, options: FactListOptions) -> FactPage:
+        """A page of facts in ``options.sort`` order, with the total of the view and conditions; the cursor
+        walk is pinned to the first page's time. ``namespace`` None: every one the caller may read."""
+        names = read_in(ctx, namespace)
         options = checked(options, self.core.limits)
-        page = read_page(self.core.store, self.core.cursors, self.core.clock(), FACTS, ns, options)
+        page = read_page(self.core.store, self.core.cursors, self.core.clock(), FACTS, names, options)
         return FactPage(items=page.items, total=page.total, limit=options.limit, next_cursor=page.next_cursor,
-                        cursors=page.cursors)
+                        cursors=page.cursors, namespaces=names)
 
     def get(self, ctx: CallerContext, fact_id: str) -> FactRecord:
         """A fact by id (any version), from the caller's readable namespaces only."""

@@ -10,7 +10,9 @@ Isolation rules, applied in every call:
   cannot write is ``Forbidden``; nothing is looked up to decide either;
 * an id is looked up only inside the caller's readable namespaces, so an id of another namespace is
   ``NotFound`` exactly like an id that does not exist; nothing is looked up across namespaces;
-* a write through an id the caller can read but not write is ``Forbidden``.
+* a write through an id the caller can read but not write is ``Forbidden``;
+* a read whose ``namespace`` is None (or whose request names no ``namespaces``) covers every namespace the
+  context may read, as one list or one ranking; its result names them (``namespaces``).
 
 Write safety: ``request_id`` makes add, update and forget retry-safe (same request → first result;
 different request under the same id → ``Conflict``); ``expected_version`` is a compare-and-swap on the
@@ -187,7 +189,7 @@ class MemoryService:
         """A version with its facts (lineage fields on each) and the entities they mention."""
         return self._documents.detail(ctx, doc_id, options)
 
-    def list_documents(self, ctx: CallerContext, namespace: str,
+    def list_documents(self, ctx: CallerContext, namespace: str | None,
                        options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:
         return self._documents.list(ctx, namespace, options)
 
@@ -205,6 +207,12 @@ class MemoryService:
         (``graphmem stats``, with the data directory's trust): no front end exposes it, since it names the
         namespaces of every credential."""
         return self._documents.every_namespace_counts()
+
+    def stored_namespaces(self, limit: int) -> list[str]:
+        """Up to ``limit`` namespaces that hold memories (not the reserved ``_`` ones), in name order: what a
+        caller of every namespace reads when it names none (``Identity.reading``), and the local operator's
+        reads without ``-n``."""
+        return self._documents.stored_namespaces(limit)
 
     # ---- forgetting ---------------------------------------------------------------------------------------
 
@@ -248,14 +256,14 @@ class MemoryService:
     def delete_relations(self, ctx: CallerContext, namespace: str, request: RelationsChange) -> Deleted:
         return self._assertions.delete_relations(ctx, namespace, request)
 
-    def read_graph(self, ctx: CallerContext, namespace: str, limit: int = 50,
+    def read_graph(self, ctx: CallerContext, namespace: str | None, limit: int = 50,
                    cursor: str | None = None) -> KnowledgeGraph:
         return self._knowledge.read_graph(ctx, namespace, limit, cursor)
 
-    def search_knowledge(self, ctx: CallerContext, namespace: str, query: str) -> KnowledgeGraph:
+    def search_knowledge(self, ctx: CallerContext, namespace: str | None, query: str) -> KnowledgeGraph:
         return self._knowledge.search(ctx, namespace, query)
 
-    def find_entities_by_name(self, ctx: CallerContext, namespace: str, names: list[str]) -> KnowledgeGraph:
+    def find_entities_by_name(self, ctx: CallerContext, namespace: str | None, names: list[str]) -> KnowledgeGraph:
         return self._knowledge.find_by_name(ctx, namespace, names)
 
     # ---- search -------------------------------------------------------------------------------------------
@@ -282,30 +290,31 @@ class MemoryService:
         bounded and saying when it was cut."""
         return self._entities.get(ctx, namespace, lookup)
 
-    def get_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str],
+    def get_entities(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str],
                      view: View = CURRENT) -> dict[str, EntityWithAliases]:
         """Entities by id in one read (for batching front ends); ids not visible in the view are absent."""
         return self._entities.many(ctx, namespace, entity_ids, view)
 
-    def facts_of_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+    def facts_of_entities(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str], limit: int,
                           view: View = CURRENT) -> dict[str, list[EntityFact]]:
         """The newest ``limit`` facts mentioning each entity, in one read."""
         return self._entities.facts_of(ctx, namespace, entity_ids, limit, view)
 
-    def neighbours_of_entities(self, ctx: CallerContext, namespace: str, entity_ids: list[str], limit: int,
+    def neighbours_of_entities(self, ctx: CallerContext, namespace: str | None, entity_ids: list[str], limit: int,
                                view: View = CURRENT) -> dict[str, list[Neighbour]]:
         """Up to ``limit`` triples of each entity (either direction), in one read."""
         return self._entities.neighbours_of(ctx, namespace, entity_ids, limit, view)
 
     # ---- facts by id, in batches --------------------------------------------------------------------------
 
-    def list_facts(self, ctx: CallerContext, namespace: str, options: FactListOptions = FactListOptions()) -> FactPage:
-        """A page of a namespace's facts (newest first by default), with conditions and a keyset cursor."""
+    def list_facts(self, ctx: CallerContext, namespace: str | None,
+                   options: FactListOptions = FactListOptions()) -> FactPage:
+        """A page of facts (newest first by default), with conditions and a keyset cursor."""
         return self._facts.page(ctx, namespace, options)
 
-    def list_entities(self, ctx: CallerContext, namespace: str,
+    def list_entities(self, ctx: CallerContext, namespace: str | None,
                       options: EntityListOptions = EntityListOptions()) -> EntityList:
-        """A page of a namespace's entities (by name by default), with conditions and a keyset cursor."""
+        """A page of entities (by name by default), with conditions and a keyset cursor."""
         return self._entities.page(ctx, namespace, options)
 
     def get_fact(self, ctx: CallerContext, fact_id: str) -> FactRecord:
@@ -330,7 +339,7 @@ class MemoryService:
 
     # ---- export -------------------------------------------------------------------------------------------
 
-    def export(self, ctx: CallerContext, namespace: str, request: ExportRequest) -> ExportResult:
+    def export(self, ctx: CallerContext, namespace: str | None, request: ExportRequest) -> ExportResult:
         return self._exporting.export(ctx, namespace, request)
 
     def render_export(self, result: ExportResult, format: ExportFormat, namespace: str,

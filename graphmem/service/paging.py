@@ -1,7 +1,7 @@
-"""Keyset walks over a namespace's lists (memories, facts, entities), one rule for all of them: a walk is
-pinned to its first page's time (``as_of``), so pages stay stable while items are added; its cursor is
-signed and bound to the namespace, the view, the conditions and the order it was made for, and carries the
-last row's sort key, from which the next page's statement starts."""
+"""Keyset walks over lists of memories, facts and entities in one or more namespaces, one rule for all of
+them: a walk is pinned to its first page's time (``as_of``), so pages stay stable while items are added; its
+cursor is signed and bound to the namespaces, the view, the conditions and the order it was made for, and
+carries the last row's sort key, from which the next page's statement starts."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ Item = TypeVar("Item")
 
 
 class _WalkCursor(BaseModel):
-    ns: str
+    ns: str  # digest of the namespaces read
     request: str  # digest of the view, conditions and order as requested
     as_of: int  # the pinned time of the walk
     key: dict[str, str | int]  # the last row's sort key (the statement's $after_* parameters)
@@ -32,7 +32,7 @@ class Walk:
     """Where a page of a walk starts: its pinned view and the previous page's last key (None: first page)."""
 
     purpose: str
-    namespace: str
+    namespaces: str  # their digest
     request: str
     view: View
     after: dict[str, str | int] | None
@@ -44,7 +44,7 @@ class Walk:
     def cursor(self, cursors: Cursors, key: dict[str, str | int]) -> str:
         """The cursor of the page that starts after the row with this sort key."""
         assert self.view.as_of is not None
-        return cursors.seal(self.purpose, _WalkCursor(ns=self.namespace, request=self.request,
+        return cursors.seal(self.purpose, _WalkCursor(ns=self.namespaces, request=self.request,
                                                       as_of=self.view.as_of, key=key))
 
     def cursors(self, cursors: Cursors, keys: list[dict[str, str | int]], more: bool,
@@ -56,17 +56,18 @@ class Walk:
         return (after_each[-1] if after_each else self.cursor(cursors, keys[-1])), after_each
 
 
-def walk(cursors: Cursors, purpose: str, namespace: str, view: View, request: dict[str, Any],
+def walk(cursors: Cursors, purpose: str, namespaces: list[str], view: View, request: dict[str, Any],
          cursor: str | None, now: int) -> Walk:
     """The walk a page belongs to: a new one pinned at the view's time (or now), or the cursor's."""
     request_digest = digest({"view": view.model_dump(), **request})
+    read = digest(sorted(namespaces))
     if cursor is None:
         as_of = view.as_of if view.as_of is not None else now
-        return Walk(purpose, namespace, request_digest, view.model_copy(update={"as_of": as_of}), None)
+        return Walk(purpose, read, request_digest, view.model_copy(update={"as_of": as_of}), None)
     state = cursors.open(purpose, cursor, _WalkCursor)
-    if state.ns != namespace or state.request != request_digest:
+    if state.ns != read or state.request != request_digest:
         raise mismatch()
-    return Walk(purpose, namespace, request_digest, view.model_copy(update={"as_of": state.as_of}), state.key)
+    return Walk(purpose, read, request_digest, view.model_copy(update={"as_of": state.as_of}), state.key)
 
 
 class ListOptions(Protocol):
@@ -109,14 +110,15 @@ class Page(Generic[Item]):
     cursors: list[str] | None
 
 
-def read_page(store: GraphStore, cursors: Cursors, now: int, listing: Listing[Item], namespace: str,
+def read_page(store: GraphStore, cursors: Cursors, now: int, listing: Listing[Item], namespaces: list[str],
               options: ListOptions, **extra: Any) -> Page[Item]:
-    """A page of ``listing`` in ``namespace`` (already checked readable) under ``options`` (already checked),
-    in one read transaction: the total of the view and conditions, then the page from the walk's key."""
-    page_walk = walk(cursors, listing.purpose, namespace, options.view,
+    """A page of ``listing`` in ``namespaces`` (already checked readable) under ``options`` (already checked),
+    in one read transaction: the total of the view and conditions, then the page from the walk's key. Across
+    namespaces it is one list in one order, not a list per namespace."""
+    page_walk = walk(cursors, listing.purpose, namespaces, options.view,
                      {"path": options.path, "where": options.where.model_dump(), "sort": options.sort.value},
                      options.cursor, now)
-    params = {"namespace": namespace, **path_params(options.path), **where_params(options.where),
+    params = {"namespaces": namespaces, **path_params(options.path), **where_params(options.where),
               **view_params(page_walk.view)}
 
     def read(tx: Tx) -> Page[Item]:

@@ -108,7 +108,7 @@ class Search:
             lambda tx: search_entities(tx, dialect, names, vector, request, after, seen))
         next_cursor = self.core.cursors.seal("entities", _EntityCursor(
             request=bound, score=hits[-1].score, id=hits[-1].id, seen=seen + len(hits))) if more and hits else None
-        return EntityPage(items=hits, next_cursor=next_cursor)
+        return EntityPage(items=hits, next_cursor=next_cursor, namespaces=names)
 
     def triples(self, ctx: CallerContext, query: TripleQuery) -> TriplePage:
         """Triples by subject / predicate / object / free term (``graphmem/search/triples.py``)."""
@@ -126,11 +126,12 @@ class Search:
         dialect = self.core.store.dialect
         hits, last = self.core.store.read(lambda tx: search_triples(tx, dialect, names, query, lemma, after))
         next_cursor = self.core.cursors.seal("triples", _TripleCursor(request=bound, after=last)) if last else None
-        return TriplePage(items=hits, next_cursor=next_cursor)
+        return TriplePage(items=hits, next_cursor=next_cursor, namespaces=names)
 
     def recall(self, ctx: CallerContext, request: RecallRequest) -> RecallResult:
         """Budgeted recall (``graphmem/search/recall.py``): the filters narrow the facts considered."""
         search = SearchRequest(query=request.query, namespaces=request.namespaces, view=request.view,
                                min_score=request.min_score, limit=min(100, request.max_items * 3),
                                **request.filters().model_dump())
-        return build_recall(request.query, self.facts(ctx, search), request.max_items, request.max_tokens)
+        recalled = build_recall(request.query, self.facts(ctx, search), request.max_items, request.max_tokens)
+        return recalled.model_copy(update={"namespaces": searchable(ctx, request.namespaces)})
