@@ -12,7 +12,10 @@ from pathlib import Path
 
 import neo4j
 import pytest
+from fastapi.testclient import TestClient
 
+from graphmem.app import create_app
+from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
@@ -76,6 +79,21 @@ def ns() -> str:
 @pytest.fixture
 def ctx(ns: str) -> CallerContext:
     return CallerContext.for_namespaces(ns)
+
+
+@pytest.fixture(scope="module")
+def client(runtime: Runtime) -> Iterator[TestClient]:
+    """The whole app (every front end) in this process, on the test process's store."""
+    with TestClient(create_app(runtime=runtime)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def auth(runtime: Runtime, ns: str) -> dict[str, str]:
+    """The bearer header of a read,write credential of the test's namespace only (its default namespace)."""
+    _, token = runtime.identity.create(NewCredential(name=f"t-{uuid.uuid4().hex[:6]}",
+                                                    scopes=[Scope.read, Scope.write], namespaces=[ns]), by=OPERATOR)
+    return {"Authorization": f"Bearer {token}"}
 
 
 

@@ -5,29 +5,16 @@ envelopes are the usual ones."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 from fastapi.testclient import TestClient
 
-from gql_helpers import Headers, bearer, code, credential, gql
-from graphmem.app import create_app
+from gql_helpers import Headers, code, gql
 from graphmem.runtime import Runtime
 from mcp_helpers import credential as mcp_credential
 from mcp_helpers import session
-
-
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime=runtime)) as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def auth(runtime: Runtime, ns: str) -> Headers:
-    return bearer(credential(runtime, [ns]))
 
 
 def refused(client: TestClient, auth: Headers, query: str) -> tuple[str, dict[str, Any]]:

@@ -28,12 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER = "http://localhost:7474"
 
 
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> TestClient:
-    with TestClient(create_app(runtime=runtime)) as opened:
-        yield opened
-
-
 def grass_rules(text: str) -> dict[str, dict[str, str]]:
     return {m.group(1): dict(re.findall(r"([a-z-]+):\s*([^;]+);", m.group(2)))
             for m in re.finditer(r"^((?:node|relationship)(?:\.\w+)?) \{((?:'[^']*'|[^}'])*)\}", text, re.M)}

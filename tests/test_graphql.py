@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,19 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MEMORY_FIELDS = "id namespace version isLatest content recordedAt parentMemoryId"
 
 
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime=runtime)) as test_client:
-        yield test_client
-
-
 def token(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write)) -> Headers:
     return bearer(credential(runtime, namespaces, scopes))
-
-
-@pytest.fixture
-def auth(runtime: Runtime, ns: str) -> Headers:
-    return token(runtime, [ns])
 
 
 REMEMBER = f"""mutation($content: String!, $requestId: String, $path: String) {{
@@ -81,7 +69,7 @@ def test_remember_read_search_recall_forget_restore(client: TestClient, auth: He
 
 def test_me_names_the_credential(client: TestClient, auth: Headers, ns: str) -> None:
     me = data(client, auth, "{ me { name scopes namespaces allNamespaces admin } }")["me"]
-    assert me["name"].startswith("g-") and me["scopes"] == ["read", "write"] and me["namespaces"] == [ns]
+    assert me["name"].startswith("t-") and me["scopes"] == ["read", "write"] and me["namespaces"] == [ns]
     assert me["allNamespaces"] is False and me["admin"] is False
 
 

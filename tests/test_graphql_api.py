@@ -6,7 +6,6 @@ GraphQL operations."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,18 +16,6 @@ from gql_helpers import Headers, bearer, code, credential, data, gql, sent_state
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
-
-
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime=runtime)) as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def auth(runtime: Runtime, ns: str) -> Headers:
-    return bearer(credential(runtime, [ns]))
-
 
 REMEMBER = """mutation($content: String!, $title: String, $path: String) {
   remember(content: $content, title: $title, path: $path) { ... on Memory { id version recordedAt } } }"""

@@ -5,7 +5,6 @@ tests/test_http_server.py and tests/test_http_attacks.py.)"""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,23 +17,11 @@ from graphmem.runtime import Runtime
 Headers = dict[str, str]
 
 
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime=runtime)) as test_client:
-        yield test_client
-
-
 def token(runtime: Runtime, namespaces: list[str], scopes: tuple[Scope, ...] = (Scope.read, Scope.write),
           admin: bool = False) -> Headers:
     _, value = runtime.identity.create(NewCredential(name=f"t-{uuid.uuid4().hex[:6]}", scopes=list(scopes),
                                                      namespaces=namespaces, admin=admin), by=OPERATOR)
     return {"Authorization": f"Bearer {value}"}
-
-
-@pytest.fixture
-def auth(runtime: Runtime, ns: str) -> Headers:
-    """A read,write credential of the test's namespace only (its default namespace)."""
-    return token(runtime, [ns])
 
 
 def remember(client: TestClient, auth: Headers, content: str, **fields: Any) -> dict[str, Any]:

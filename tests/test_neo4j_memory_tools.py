@@ -189,12 +189,6 @@ def test_in_memory_tools_keep_namespaces_apart(runtime: Runtime, ns: str) -> Non
     anyio.run(main)
 
 
-@pytest.fixture(scope="module")
-def client(runtime: Runtime) -> Iterator[TestClient]:
-    with TestClient(create_app(runtime=runtime)) as test_client:
-        yield test_client
-
-
 def test_v1_routes_and_graphql_mutations(client: TestClient, runtime: Runtime, ns: str) -> None:
     headers = bearer(gql_credential(runtime, [ns]))
     reading = bearer(gql_credential(runtime, [ns], (Scope.read,)))
