@@ -48,6 +48,9 @@ class Runtime:
     # balancer should not drop a server that answers, only wait for it to get ready the first time.
     became_ready: threading.Event = field(default_factory=threading.Event)
     watch: EngineWatch | None = None  # the bundled engine, watched while serving (``start_serving``)
+    # Set by ``close``: a warm-up still running then fails on the closed driver, which is no fault (a stdio
+    # client that leaves within seconds of starting ``graphmem mcp``)
+    closed: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings, *, own_engine: bool = True, check_model: bool = True) -> Runtime:
@@ -111,7 +114,10 @@ class Runtime:
             self.service.warm_up()
             log.info("warm-up done: models loaded, search indexes touched, warm-up searches and exports run")
         except Exception:  # warm-up is an optimisation; requests report real failures themselves
-            log.exception("warm-up failed; the first requests will load models and indexes themselves")
+            if self.closed.is_set():
+                log.info("warm-up stopped: the server is shutting down")
+            else:
+                log.exception("warm-up failed; the first requests will load models and indexes themselves")
         finally:
             self.warming.clear()
 
@@ -205,6 +211,7 @@ class Runtime:
         self.close()
 
     def close(self) -> None:
+        self.closed.set()
         self.store.close()
         if self.engine is not None and self.owns_engine:
             self.engine.stop(only_if_owned=True)

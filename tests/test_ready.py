@@ -194,3 +194,16 @@ def test_requests_to_a_cold_server_wait_for_the_models_or_hear_503_never_500(run
     assert sum(status in (200, 201) for status, _ in seen) == 8, seen  # every client got through
     assert any(status == 503 for status, _ in seen), seen  # some came while a model loaded past the wait
     assert "Traceback" not in output and "ImportError" not in output, output
+
+
+def test_a_warm_up_cut_short_by_closing_is_no_error(runtime: Runtime, tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A stdio client may leave while ``graphmem mcp`` still warms up: the closed driver stops the warm-up,
+    which says so instead of logging a failure with its traceback (the store still logs its one line)."""
+    with new_database(runtime) as database:
+        opened = Runtime.open(make_settings(tmp_path, **database, warm_up_searches=1))
+        opened.close()
+        with caplog.at_level("INFO", logger="graphmem.runtime"):
+            opened.warm_up()
+    assert "warm-up stopped: the server is shutting down" in caplog.text
+    assert not [r for r in caplog.records if r.name == "graphmem.runtime" and r.levelname == "ERROR"]
