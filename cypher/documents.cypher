@@ -44,7 +44,8 @@ SET t.last_id = $last_id
 RETURN previous_id
 
 // The namespaces holding memories that a caller of every namespace reads when it names none: each has the
-// StoredTail its first memory made (a unique key, so this reads one node a namespace, never the memories).
+// StoredTail its first memory or its first job made (a job's namespace is readable, and its job findable by
+// id, before the job has stored anything; a unique key, so this reads one node a namespace, never the memories).
 // Reserved namespaces (`_system`) are left out.
 // name: namespaces_stored
 MATCH (t:StoredTail)

@@ -10,6 +10,8 @@ SET c.value = c.value + 1
 WITH c.value AS seq
 CREATE (j:Job)
 SET j = $job, j.seq = seq
+WITH j
+MERGE (t:StoredTail {namespace: j.job_namespace})
 RETURN j.id AS id
 
 // A job whose worker died (lease run out) after its last allowed attempt is failed, never claimed again:

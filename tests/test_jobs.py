@@ -44,7 +44,7 @@ def test_job_applies_once_and_reports(service: MemoryService, ctx: CallerContext
     job = service.submit_documents(ctx, ns, [doc("Alice Johnson works at Microsoft.", title="a"),
                                              doc("Bob moved to Berlin.")])
     assert job.status is JobStatus.queued and job.items == 2 and job.attempts == 0
-    assert counts(graph, ns) == (0, 0)  # nothing written before a worker applies it
+    assert counts(graph, ns) == (1, 0)  # the namespace's StoredTail only: no memory before a worker applies it
     drain(worker)
     done = service.job_status(ctx, job.id)
     assert done.status is JobStatus.done and done.attempts == 1 and done.finished_at

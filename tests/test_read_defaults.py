@@ -225,3 +225,13 @@ def test_an_empty_store_reads_the_default_namespace(runtime: Runtime, tmp_path: 
             found = client.get("/v1/memories/search", params={"query": "anything"}, headers=bearer(owner))
             assert found.status_code == 200 and found.json() == {"results": [], "total": 0,
                                                                    "namespaces": ["default"]}
+
+
+def test_a_job_in_a_new_namespace_is_found_by_id_before_it_stores_anything(world: World) -> None:
+    """No memory is in `gamma` yet: the job's own registration of its namespace makes it readable."""
+    job = world.client.post("/v1/jobs", json={"scope": "gamma", "memories": [{"content": "Queued, not applied."}]},
+                            headers=bearer(world.owner))
+    assert job.status_code == 202
+    found = get(world, world.owner, f"/v1/jobs/{job.json()['job_id']}")
+    assert found["namespace"] == "gamma" and found["status"] == "queued"
+    assert "gamma" in get(world, world.owner, "/v1/memories")["namespaces"]

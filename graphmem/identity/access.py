@@ -5,7 +5,7 @@
   ``last_used_at`` is written at most once a minute per credential.
 * ``reading``: for a read (search, recall, lists, entity and triple search, query exports, and reads or
   writes addressed by id): the namespace named, or, naming none, every namespace the credential may read:
-  its list, or for ``*`` every namespace that holds memories (the default one when none does yet). More
+  its list, or for ``*`` every namespace that holds memories or jobs (the default one when none does yet). More
   than ``MAX_NAMESPACES`` is invalid input asking for one: a read's cost grows with the namespaces it spans.
 * ``context``: credential + the namespace the request names → the caller's context and the namespace the
   request addresses (a new memory, a handoff, an agent's statements: writes without an id). A ``*``
