@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from secret_scan import leaks
 
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, NewCredential, Scope
@@ -148,7 +149,7 @@ TABLE = [(route, case) for route in ROUTES for case in CASES if expected(route, 
 
 
 @pytest.mark.parametrize(("route", "case"), TABLE, ids=[f"{r.name} | {c}" for r, c in TABLE])
-def test_attack(world: tuple[TestClient, World], route: Route, case: str) -> None:
+def test_attack(world: tuple[TestClient, World], route: Route, case: str, runtime: Runtime) -> None:
     client, w = world
     status = expected(route, case)
     token = w.tokens[case]
@@ -162,6 +163,8 @@ def test_attack(world: tuple[TestClient, World], route: Route, case: str) -> Non
     for secret in w.secrets:
         if secret not in sent:
             assert secret not in response.text, (route.name, case, secret)
+    assert runtime.engine is not None
+    assert not leaks(response.text, [runtime.engine.password()]), (route.name, case)
 
 
 def test_b_is_untouched(world: tuple[TestClient, World], runtime: Runtime) -> None:

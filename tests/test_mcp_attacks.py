@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from secret_scan import leaks
 
 from graphmem.identity import Scope
 from graphmem.model import CallerContext, DocumentInput, EntityLookup, HandoffInput
@@ -160,6 +161,8 @@ def test_attack(runtime: Runtime, world: World, tool: str, writes: bool, args: A
     for secret in world.secrets:
         if secret not in sent:
             assert secret not in text, (tool, case, secret)
+    assert runtime.engine is not None
+    assert not leaks(text, [runtime.engine.password()]), (tool, case)
 
 
 def _leaves(value: Any) -> list[str]:
