@@ -12,16 +12,17 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from graphmem import __version__
 from graphmem.config import Settings, Toolset
 from graphmem.errors import GraphmemError
 from graphmem.graphql.router import graphql_router
-from graphmem.http import assertions, credentials, docs, errors, graph, memories, pages, work
+from graphmem.http import assertions, credentials, docs, errors, graph, memories, openapi, pages, work
 from graphmem.http.access import token_of
-from graphmem.http.errors import BodyLimit, Unexpected
+from graphmem.http.errors import BodyLimit, Unexpected, Untraceable
 from graphmem.http.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from graphmem.http.schemas import Health, Ready
 from graphmem.mcp.server import NEO4J_MEMORY_PATH, build_server, http_routes
 from graphmem.runtime import Runtime
 
@@ -30,7 +31,10 @@ OPENAPI_TAGS = [
     {"name": "graph", "description": "Entities, triples and the bounded evidence graph."},
     {"name": "jobs and handoffs", "description": "Background ingestion, and a project's state passed on."},
     {"name": "credentials", "description": "The owner's credential administration."},
+    {"name": openapi.PUBLIC, "description": "What needs no token: health, readiness, metrics, this documentation "
+                                            "and the pages."},
 ]
+API_ROUTERS = (memories.router, graph.router, assertions.router, work.router, credentials.router)
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
@@ -58,13 +62,13 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
                               "`Authorization: Bearer <token>` (or `X-API-Key`); times are epoch milliseconds UTC.")
     metrics = Metrics(lambda: getattr(app.state, "runtime", None))
     errors.install(app)
-    for router in (memories.router, graph.router, assertions.router, work.router, credentials.router):
+    for router in API_ROUTERS:
         app.include_router(router)
     app.include_router(graphql_router(chosen), include_in_schema=False)
     docs.install(app)
     pages.install(app)
 
-    @app.get("/health", include_in_schema=False)
+    @app.get("/health", tags=[openapi.PUBLIC], responses={200: {"model": Health}, 503: {"model": Health}})
     async def health(request: Request) -> JSONResponse:
         """200 with engine state, dialect and versions; 503 when the database cannot be reached. Public: it
         names no path, PID or password, unless the caller sends an admin token (the engine's data directory
@@ -73,7 +77,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         healthy, report = await run_in_threadpool(current.health, True, await _is_admin(current, request))
         return JSONResponse(status_code=200 if healthy else 503, content=report)
 
-    @app.get("/ready", include_in_schema=False)
+    @app.get("/ready", tags=[openapi.PUBLIC], responses={200: {"model": Ready}, 503: {"model": Ready}})
     async def ready(request: Request) -> JSONResponse:
         """200 once searches are fast (``Runtime.ready``): the database answers, the models are loaded, and no
         search index is being built in the background at start; 503 until then (``waiting_for`` says what), for
@@ -82,11 +86,14 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         ready, answer = await run_in_threadpool(current.ready)
         return JSONResponse(status_code=200 if ready else 503, content=answer)
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", tags=[openapi.PUBLIC], response_class=PlainTextResponse)
     async def prometheus() -> Response:
+        """Prometheus's text format: requests by route, method and status, latencies, jobs by state, whether the
+        database answers."""
         return Response(await run_in_threadpool(metrics.exposition), media_type=CONTENT_TYPE)
 
     app.add_middleware(Unexpected)  # innermost: the metrics count its 500
+    app.add_middleware(Untraceable)  # inside the metrics, which count its 405
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     if chosen.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=chosen.cors_origins, allow_methods=["*"],
@@ -95,6 +102,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     app.add_middleware(pages.BrowserCors, origins=chosen.browser_origin)  # outermost: /browser/ only
     app.router.routes.extend(http_routes(mcp, chosen))
     app.router.routes.extend(http_routes(neo4j_memory, chosen, NEO4J_MEMORY_PATH))
+    openapi.declare(app, API_ROUTERS)
     return app
 
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from secret_scan import leaks
 
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput, HandoffInput
 from graphmem.runtime import Runtime
 from helpers import isolated_store
+from secret_scan import leaks
 
 
 @dataclass(frozen=True)

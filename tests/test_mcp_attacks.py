@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
-from secret_scan import leaks
 
 from graphmem.identity import Scope
 from graphmem.model import CallerContext, DocumentInput, EntityLookup, HandoffInput
 from graphmem.runtime import Runtime
 from mcp_helpers import credential, error_text, session
+from secret_scan import leaks
 
 
 @dataclass(frozen=True)

@@ -75,3 +75,9 @@ async def reader(request: Request) -> Caller:
 async def writer(request: Request) -> Caller:
     """A route that writes."""
     return await _caller(request, Charge.write)
+
+
+async def adder(request: Request) -> Caller:
+    """A route that writes only something new (a queued job, a credential): charged as a write, but nothing stored
+    can contradict it, so its OpenAPI operation declares no 409 (``graphmem/http/openapi.py``)."""
+    return await _caller(request, Charge.write)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from graphmem.http.access import Caller, reader, writer
+from graphmem.http.access import Caller, adder, reader, writer
 from graphmem.http.schemas import CreatedCredential, CredentialBody
 from graphmem.identity import Credential, NewCredential, Scope
 from graphmem.model import parse
@@ -15,6 +15,7 @@ from graphmem.model import parse
 router = APIRouter(prefix="/api/credentials", tags=["credentials"])
 Read = Annotated[Caller, Depends(reader)]
 Write = Annotated[Caller, Depends(writer)]
+Add = Annotated[Caller, Depends(adder)]
 
 
 @router.get("", response_model=list[Credential])
@@ -25,7 +26,7 @@ def list_credentials(caller: Read) -> list[Credential]:
 
 
 @router.post("", status_code=201, response_model=CreatedCredential)
-def create_credential(body: CredentialBody, caller: Write) -> CreatedCredential:
+def create_credential(body: CredentialBody, caller: Add) -> CreatedCredential:
     """A new credential; its token is in this answer only. A credential grants only what it holds: its scopes,
     namespaces inside its own, and admin only from an admin over every namespace."""
     scopes = [Scope.read] if body.access == "read_only" else [Scope.read, Scope.write]

@@ -5,8 +5,9 @@
   without the values sent: an answer never echoes input. When every problem is a value graphmem cannot store
   faithfully (a lone surrogate, NaN or an infinity) or a path that would leave its tree, it is 400
   ``invalid_input`` naming the fields instead: the body had the right shape, its values are refused.
-* An unknown path is 404 and a known path's wrong method 405 (with ``Allow``), in the envelope; a body over its
-  cap is 413 (``BodyLimit``), with or without ``Content-Length``.
+* An unknown path is 404 and a known path's wrong method 405 (``Allow`` naming every method of the path), in the
+  envelope; TRACE is 405 on every path (``Untraceable``); a body over its cap is 413 (``BodyLimit``), with or
+  without ``Content-Length``.
 * Anything unexpected is logged once, with a reference the 500 answer carries (``Unexpected``).
 * An invalid input a /v1 route raises (a service input it built, or the service) names the route's parameters,
   not the service's fields: ``scope`` for ``namespace`` on every route (``NamedRoute``), and what a route
@@ -28,7 +29,9 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.routing import Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.errors import GraphmemError, InvalidInput, Names, Unauthenticated
@@ -43,6 +46,7 @@ SCOPE: Names = {"namespace": "scope", "namespaces": "scope"}  # what a /v1 reque
 VIEW: Names = {"view.as_of": "as_of", "view.include_superseded": "include_superseded",
                "view.include_forgotten": "include_forgotten"}  # a read's view, as parameters of its own
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")  # what a route may answer, in Allow's order
 _declared: dict[Callable[..., Any], Names] = {}
 
 
@@ -84,14 +88,35 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 404:
             body = {"code": "not_found", "message": "no such route"}
         elif exc.status_code == 405:
-            allowed = (exc.headers or {}).get("Allow", "")
-            body = {"code": "method_not_allowed", "message": f"this route does not answer {request.method}",
-                    "details": {"allow": allowed.split(", ") if allowed else []}}
+            named = (exc.headers or {}).get("Allow", "")
+            return method_not_allowed(request.method, allowed_methods(request, named.split(", ") if named else []))
         elif exc.status_code == 400:
             body = {"code": "invalid_input", "message": "the request body could not be read as JSON"}
         else:
             body = {"code": "http_error", "message": str(exc.detail)}
         return JSONResponse(status_code=exc.status_code, content={"error": body}, headers=exc.headers)
+
+
+def allowed_methods(request: Request, named: list[str]) -> list[str]:
+    """The methods the request's path answers: those a refusal ``named``, and those of every route of the path.
+    Starlette names only the first route it finds (``POST`` for ``/v1/memories``, not its ``GET``), and a 405's
+    ``Allow`` must list them all. A route that answers every method itself (a mount, the MCP app) is not asked:
+    its own refusal names its methods."""
+    found = set(named)
+    for route in request.app.router.routes:
+        if isinstance(route, Mount) or (isinstance(route, Route) and route.methods is None):
+            continue
+        found |= {method for method in HTTP_METHODS
+                  if route.matches({**request.scope, "method": method})[0] is Match.FULL}
+    return sorted(found, key=lambda method: (HTTP_METHODS.index(method) if method in HTTP_METHODS
+                                             else len(HTTP_METHODS), method))
+
+
+def method_not_allowed(method: str, allowed: list[str]) -> JSONResponse:
+    """405 in the envelope: the router's refusal and ``Untraceable``'s say the same."""
+    return JSONResponse(status_code=405, headers={"Allow": ", ".join(allowed)}, content={"error": {
+        "code": "method_not_allowed", "message": f"this route does not answer {method}",
+        "details": {"allow": allowed}}})
 
 
 def named(names: Names) -> Callable[[Endpoint], Endpoint]:
@@ -258,3 +283,28 @@ class BodyLimit:
 def _too_large(cap: int) -> JSONResponse:
     return JSONResponse(status_code=413, content={"error": {
         "code": "too_large", "message": f"the request body is over {cap} bytes", "details": {"max_bytes": cap}}})
+
+
+class Untraceable:
+    """TRACE is 405 on every path, known or unknown, in the envelope, so that no path ever echoes a request back
+    (cross-site tracing) or answers it otherwise. The app's own answer is asked for and dropped, and only its
+    ``Allow`` kept when it is a 405 too: a known path's router names the methods it answers, but the MCP app
+    would answer 401 (it checks the token first) and an unknown path 404 (no method is allowed there). (uvicorn
+    refuses methods it does not know, such as TRACK, with 400 before any app sees them.)"""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "TRACE":
+            await self.app(scope, receive, send)
+            return
+        allowed: list[str] = []
+
+        async def listen(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                allowed.extend(method for method in Headers(raw=message["headers"]).get("allow", "").split(", ")
+                               if method)
+
+        await self.app(scope, receive, listen)
+        await method_not_allowed(scope["method"], allowed)(scope, receive, send)

@@ -14,11 +14,12 @@ from __future__ import annotations
 from functools import cache
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from graphmem.http.openapi import PUBLIC
 from graphmem.runtime import Runtime
 from graphmem.web import WEB_DIR
 from graphmem.web.guide import render_guide
@@ -33,10 +34,10 @@ GRAPH_PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'u
 
 def install(app: FastAPI) -> None:
     app.mount("/static/graph", StaticFiles(directory=STATIC / "graph"), name="graph-page")
-    app.include_router(router, include_in_schema=False)
+    app.include_router(router)
 
 
-router = APIRouter()
+router = APIRouter(tags=[PUBLIC])
 
 
 @cache
@@ -45,20 +46,20 @@ def _static(name: str) -> bytes:
     return (STATIC / name).read_bytes()
 
 
-@router.get(STYLE_PATH)
+@router.get(STYLE_PATH, response_class=PlainTextResponse)
 async def style() -> Response:
     """The GRASS style: colours, sizes and captions by label, for Browser's ``:style``."""
     return Response(_static("graphmem.grass"), media_type="text/plain; charset=utf-8")
 
 
-@router.get(GUIDE_PATH)
+@router.get(GUIDE_PATH, response_class=HTMLResponse)
 async def guide(request: Request) -> HTMLResponse:
     """The ``:play`` guide, its queries as the connected server's dialect runs them."""
     runtime: Runtime = request.app.state.runtime
     return HTMLResponse(render_guide(runtime.store.dialect, runtime.settings.default_namespace))
 
 
-@router.get("/graph")
+@router.get("/graph", response_class=HTMLResponse)
 async def graph_page() -> HTMLResponse:
     """The graph page: the page is static, the data comes from ``/v1/graph`` with the person's token."""
     return HTMLResponse(_static("graph/graph.html"), headers={"Content-Security-Policy": GRAPH_PAGE_POLICY})

@@ -1,4 +1,5 @@
-"""The /v1 shapes: the service's models with the seed's names and a ``scope`` where a body names a namespace.
+"""The /v1 shapes: the service's models with the seed's names and a ``scope`` where a body names a namespace
+(and the answers of ``/health`` and ``/ready``, for the OpenAPI document).
 
 Bounds are never declared here: bodies extend the service's input models (a bound they break is a 422 of the
 route's model), and query parameters are turned into the service's models (a bound they break is a 400 that
@@ -228,3 +229,29 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
+
+
+# ---- the routes that need no token --------------------------------------------------------------------------
+
+
+class Health(BaseModel):
+    """``/health``: 200 while the database answers (``ok``, or ``warming`` with what the first searches would
+    still wait for), 503 while it does not (``unavailable`` or ``restarting``, and why)."""
+
+    status: Literal["ok", "warming", "unavailable", "restarting"]
+    reason: str | None = None
+    waiting_for: list[str] | None = None
+    dialect: str
+    schema_version: int
+    versions: dict[str, str | None]
+    engine: dict[str, object] = Field(description="bundled or external, running, reachable (an admin's token "
+                                                   "also gets the engine's data directory and PID)")
+    embedder: dict[str, object]
+
+
+class Ready(BaseModel):
+    """``/ready``: 200 ``ready`` once searches are fast; 503 until then, with what it waits for or why not."""
+
+    status: Literal["ready", "warming", "unavailable", "restarting"]
+    reason: str | None = None
+    waiting_for: list[str] | None = None

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from graphmem.http.access import Caller, OwnScope, ReadScope, reader, writer
+from graphmem.http.access import Caller, OwnScope, ReadScope, adder, reader, writer
 from graphmem.http.errors import NamedRoute, named
 from graphmem.http.schemas import HandoffBody, JobAccepted, JobBody
 from graphmem.model import HandoffInput, HandoffListOptions, parse
@@ -15,11 +15,12 @@ from graphmem.results import Handoff, HandoffPage, JobInfo
 router = APIRouter(prefix="/v1", tags=["jobs and handoffs"], route_class=NamedRoute)
 Read = Annotated[Caller, Depends(reader)]
 Write = Annotated[Caller, Depends(writer)]
+Add = Annotated[Caller, Depends(adder)]
 
 
 @router.post("/jobs", status_code=202, response_model=JobAccepted)
 @named({"items": "memories"})
-def submit_job(body: JobBody, caller: Write) -> JobAccepted:
+def submit_job(body: JobBody, caller: Add) -> JobAccepted:
     """Queue memories; a worker ingests them once. Ask ``GET /v1/jobs/{job_id}`` how it went."""
     ctx, ns = caller.scope(body.scope)
     return JobAccepted(job_id=caller.runtime.service.submit_documents(ctx, ns, body.memories).id)
