@@ -28,6 +28,7 @@ from graphmem.service.exporting import Exporting
 from graphmem.service.search import Search
 from graphmem.service.shared import Core
 from helpers import engine_processes, make_settings, query
+from secret_scan import leaks
 
 
 def test_health_reports_engine_dialect_and_versions_and_a_path_only_to_an_admin(runtime: Runtime) -> None:
@@ -179,4 +180,5 @@ def test_an_internal_rejection_logs_the_reference_it_returns(runtime: Runtime,
         runtime.store.read(lambda tx: tx.run("documents_get"))  # a statement sent without its parameters
     ref = raised.value.details["ref"]
     assert raised.value.code == "internal" and "$" not in raised.value.message
-    assert any(ref in record.getMessage() for record in caplog.records)
+    (line,) = [record.getMessage() for record in caplog.records if ref in record.getMessage()]
+    assert "statement documents_get" in line and not leaks(line), line  # named, never quoted

@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 from helpers import engine_processes
+from secret_scan import leaks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks are scripts
 import load
@@ -32,6 +33,8 @@ def run(directory: Path, kill_at: float | None = None) -> load.LoadResult:
     print(load.report(result), f"\nwall time {time.monotonic() - began:.0f} s, serve starts {serve.starts} s, "
           f"its log {serve.log}")
     assert not engine_processes(directory), "the serve's engine outlived it"
+    said = "\n".join([Path(serve.log).read_text(errors="replace"), *result.first_errors.values()])
+    assert not leaks(said), f"the server's log or answers give away {leaks(said)}"
     return result
 
 

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+STATEMENT_NOTE = "graphmem statement: "  # how a failed run marks its exception with the statement's name and text
+
+
 class RetryTransaction(Exception):
     """Raised inside a transaction function when what it locked moved under it: run it again."""
 
@@ -65,7 +68,12 @@ class Tx:
 
     def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
-        return record_dicts(self._tx.run(self._dialect.prepare(statement.text), quiet(params)))
+        text = self._dialect.prepare(statement.text)
+        try:
+            return record_dicts(self._tx.run(text, quiet(params)))
+        except Neo4jError as exc:  # the operator's log names the statement; the server's message quotes it whole
+            exc.add_note(f"{STATEMENT_NOTE}{name}\n{text}")
+            raise
 
     def single(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
@@ -235,10 +243,16 @@ def _refused_value(exc: Neo4jError) -> InvalidInput | None:
 
 
 def _rejected(exc: BaseException) -> GraphmemError:
-    """An internal failure: the operator's log line and the caller's error carry the same reference."""
+    """An internal failure: the operator's log line and the caller's error carry the same reference. The log
+    line names the statement instead of quoting it (the bundled engine's message holds the whole query, and no
+    log line carries Cypher); the caller gets no query and no internals."""
     ref = uuid.uuid4().hex[:12]
-    # The server's words go to the operator's log only; the caller gets no query and no internals.
-    log.error("transaction failed (ref %s): %s: %s", ref, type(exc).__name__, exc)
+    words = str(exc)
+    for note in getattr(exc, "__notes__", []):
+        if note.startswith(STATEMENT_NOTE):
+            name, _, text = note[len(STATEMENT_NOTE):].partition("\n")
+            words = f"statement {name}: {words.replace(text, f'<{name}>')}"
+    log.error("transaction failed (ref %s): %s: %s", ref, type(exc).__name__, words)
     return GraphmemError("the graph database rejected the operation", ref=ref)
 
 
