@@ -61,11 +61,15 @@ def error_text(result: CallToolResult) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
+# every tool set that can share a server (neo4j-memory is served alone)
+EVERY_TOOLSET: list[Toolset] = [toolset for toolset in Toolset if toolset is not Toolset.neo4j_memory]
+
+
 @asynccontextmanager
 async def session(runtime: Runtime, fixed: Credential | str, toolsets: list[Toolset] | None = None,
                   limited: bool = False) -> AsyncIterator[Session]:
-    every = [toolset for toolset in Toolset if toolset is not Toolset.neo4j_memory]  # it is served alone
-    settings = runtime.settings.model_copy(update={"mcp_toolsets": toolsets or every})
+    """A client of a server with ``toolsets`` (default: every tool set that can share one server)."""
+    settings = runtime.settings.model_copy(update={"mcp_toolsets": toolsets or EVERY_TOOLSET})
     server = build_server(lambda: runtime, settings, fixed=fixed, limited=limited)
     async with Client(server, raise_exceptions=True) as client:
         listed = await client.list_tools()

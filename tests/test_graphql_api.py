@@ -5,6 +5,8 @@ GraphQL operations."""
 
 from __future__ import annotations
 
+import json
+import logging
 import uuid
 from typing import Any
 
@@ -253,6 +255,45 @@ def test_a_subscription_with_a_bad_token_is_closed_4401(client: TestClient, payl
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_json()
         assert closed.value.code == 4401
+
+
+SUBSCRIBE = '{"id": "1", "type": "subscribe", "payload": %s}'
+INVALID_MESSAGES = {
+    "not JSON": "{",
+    "a number past Python's digits": '{"type": "ping", "payload": {"n": 1' + "0" * 5000 + "}}",
+    "nested too deep": "[" * 10_000 + "]" * 10_000,
+    "not an object": "5",
+    "a list": "[]",
+    "an id not a string": '{"id": [], "type": "complete"}',
+    "a payload not an object": SUBSCRIBE % "5",
+    "a query not a string": SUBSCRIBE % '{"query": null}',
+    "variables not an object": SUBSCRIBE % json.dumps({"query": JOB_SUBSCRIPTION, "variables": ["x"]}),
+    "an operation name not a string": SUBSCRIBE % json.dumps({"query": JOB_SUBSCRIPTION, "operationName": 5}),
+    "an unknown operation named at length": SUBSCRIBE % json.dumps({"query": JOB_SUBSCRIPTION,
+                                                                    "operationName": "N" * 300}),
+    "an unknown operation named with a lone surrogate": SUBSCRIBE % json.dumps({"query": JOB_SUBSCRIPTION,
+                                                                                "operationName": "\ud800"}),
+}
+
+
+@pytest.mark.parametrize("message", list(INVALID_MESSAGES.values()), ids=list(INVALID_MESSAGES))
+def test_a_message_outside_the_protocol_closes_the_socket_4400(client: TestClient, runtime: Runtime, ns: str,
+                                                                caplog: pytest.LogCaptureFixture,
+                                                                message: str) -> None:
+    """graphql-transport-ws answers an invalid message by closing with 4400, whatever is wrong with it: a frame
+    the router's JSON reading refuses, a payload or an id of another type, a query or variables of another
+    type, an unknown operation; never an open socket nobody reads, a broken connection or an unexpected error.
+    The reason fits a close frame (123 bytes of UTF-8): a real server cannot send a longer one, or one with a
+    lone surrogate."""
+    with client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as ws:
+        ws.send_json({"type": "connection_init", "payload": {"Authorization": f"Bearer {credential(runtime, [ns])}"}})
+        assert ws.receive_json()["type"] == "connection_ack"
+        ws.send_text(message)
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+    assert closed.value.code == 4400
+    assert len(closed.value.reason.encode("utf-8")) <= 123
+    assert not [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 ATTACKS = [

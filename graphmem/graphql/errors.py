@@ -17,6 +17,7 @@ from typing import Any
 
 from graphql import GraphQLError
 from strawberry.extensions import FieldExtension, SchemaExtension
+from strawberry.schema.exceptions import CannotGetOperationTypeError
 from strawberry.types import Info
 from strawberry.utils.str_converters import to_camel_case
 
@@ -40,6 +41,9 @@ def coded(error: GraphQLError) -> GraphQLError:
         return _with(error, said.message, _extensions(said))
     if isinstance(original, GraphQLError):  # a scalar's parse error, raised as GraphQL's own
         return _with(error, original.message, {"code": "BAD_INPUT"})
+    if isinstance(original, CannotGetOperationTypeError):  # no operation of that name (over a WebSocket: over
+        # HTTP the router refuses it before), or several and none named
+        return _with(error, original.as_http_error_reason(), {"code": "BAD_INPUT"})
     ref = uuid.uuid4().hex[:12]
     log.error("unexpected error in a GraphQL resolver (ref %s): %s", ref, type(original).__name__,
               exc_info=original)

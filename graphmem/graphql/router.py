@@ -17,7 +17,7 @@ from strawberry.types.unset import UNSET
 from graphmem.config import Settings
 from graphmem.graphql.context import GraphContext, graph_context
 from graphmem.graphql.schema import build_schema
-from graphmem.graphql.subscriptions import TransportWS
+from graphmem.graphql.subscriptions import TransportWS, WebSocketAdapter
 from graphmem.web import WEB_DIR
 
 MAX_JSON_DEPTH = 32  # nesting of a request's JSON (variables included); the API's inputs need a handful
@@ -28,6 +28,7 @@ class Router(GraphQLRouter[GraphContext, None]):
     answers as plain text (a body that is not JSON, no query) answered as GraphQL errors with BAD_INPUT."""
 
     graphql_transport_ws_handler_class = TransportWS
+    websocket_adapter_class = WebSocketAdapter
 
     @cached_property
     def graphql_ide_html(self) -> str:

@@ -1,6 +1,8 @@
 """Subscriptions over the ``graphql-transport-ws`` protocol on ``/graphql``: ``job(id)`` streams a job's
 status until it ends. The token comes in the ``connection_init`` payload (``{"token": "gm_..."}`` or
-``{"Authorization": "Bearer gm_..."}``); a missing or bad one closes the socket with code 4401."""
+``{"Authorization": "Bearer gm_..."}``); a missing or bad one closes the socket with code 4401. A message that
+is not one of the protocol's (not a JSON object, a subscribe whose payload, query or variables have another
+type) closes it with 4400, as the protocol says, with a reason a close frame can carry."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException
 from graphql import ExecutionResult, GraphQLError, GraphQLSyntaxError
 from starlette.websockets import WebSocket
+from strawberry.asgi import ASGIWebSocketAdapter
 from strawberry.extensions import SchemaExtension
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler, Operation
-from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage, Message
 from strawberry.types.graphql import OperationType
 
 from graphmem.errors import GraphmemError, InvalidInput
@@ -27,6 +31,7 @@ from graphmem.results import JobStatus
 SUBSCRIPTIONS_NEED_WEBSOCKETS = "subscriptions need the graphql-transport-ws WebSocket protocol on /graphql"
 POLL_S = 0.25  # how often a job subscription reads the job's status
 ENDED = {JobStatus.done, JobStatus.failed}
+CLOSE_REASON_BYTES = 123  # the most of a reason a WebSocket close frame carries (RFC 6455, 5.5)
 
 
 @strawberry.type
@@ -80,6 +85,44 @@ async def _coded(results: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None
         yield result
 
 
+def invalid_message(message: object) -> str | None:
+    """Why ``message`` is not a graphql-transport-ws message, or None. Only what strawberry reads without
+    looking is checked here (the message itself, its id, a subscribe's payload): strawberry refuses an unknown
+    type, a missing field and a bad ``connection_init`` payload itself."""
+    if not isinstance(message, dict):
+        return "a message must be a JSON object"
+    if "id" in message and not isinstance(message["id"], str):
+        return "a message's id must be a string"
+    if message.get("type") != "subscribe":
+        return None
+    payload = message.get("payload")
+    if not isinstance(payload, dict):
+        return "a subscribe message's payload must be an object"
+    if not isinstance(payload.get("query"), str):
+        return "a subscribe message's query must be a string"
+    if not isinstance(payload.get("operationName"), str | None):
+        return "a subscribe message's operationName must be a string or null"
+    for name in ("variables", "extensions"):
+        if not isinstance(payload.get(name), dict | None):
+            return f"a subscribe message's {name} must be an object or null"
+    return None
+
+
+def close_reason(text: str) -> str:
+    """``text`` as a close frame can carry it: UTF-8 (a lone surrogate escaped), at most ``CLOSE_REASON_BYTES``,
+    cut between characters."""
+    return text.encode("utf-8", "backslashreplace")[:CLOSE_REASON_BYTES].decode("utf-8", "ignore")
+
+
+class WebSocketAdapter(ASGIWebSocketAdapter):
+    """strawberry's WebSocket adapter, with every close reason one a close frame can carry: strawberry closes
+    with the client's own text in the reason (an unknown operation's name, a syntax error's), and a server
+    cannot send a reason over 123 bytes or with a lone surrogate (it would drop the connection instead)."""
+
+    async def close(self, code: int, reason: str) -> None:
+        await super().close(code, close_reason(reason))
+
+
 def token_in(payload: dict[str, Any]) -> str | None:
     """The token of a ``connection_init`` payload."""
     token = payload.get("token")
@@ -95,6 +138,26 @@ class TransportWS(BaseGraphQLTransportWSHandler[GraphContext, None]):
     """graphql-transport-ws with the caller authenticated at ``connection_init`` (close code 4401 if not),
     and every error of every frame coded as over HTTP (the socket's frames leave before the operation's
     error coder runs)."""
+
+    async def handle(self) -> None:
+        """A frame the router's JSON reading refuses (``Router.decode_json``: not JSON, nested too deep, a number
+        past Python's digit limit) closes the socket with 4400 like any invalid message: strawberry's loop
+        expects a ``JSONDecodeError`` only, and would end on the router's refusal with the socket left open and
+        nothing reading it."""
+        try:
+            await super().handle()
+        except HTTPException as exc:
+            await self.handle_invalid_message(exc.reason)
+
+    async def handle_message(self, message: Message) -> None:
+        """An invalid message (``invalid_message``) closes the socket with 4400 before strawberry reads it:
+        strawberry reads a payload and an id as they come (another type would end the connection with an
+        exception) and hands a query or variables of another type to the executor (an unexpected error)."""
+        problem = invalid_message(message)
+        if problem is not None:
+            await self.handle_invalid_message(problem)
+            return
+        await super().handle_message(message)
 
     async def _send_result_stream(self, operation: Operation[GraphContext, None], result_source: Any) -> None:
         await super()._send_result_stream(operation, _coded(result_source))
