@@ -40,15 +40,24 @@ TEMPLATES = [
 ]
 
 
+def fill(template: str, rng: random.Random) -> str:
+    """``template`` with a person {p}, an organisation {o}, a place {c} and a technology {t}
+    (``benchmarks/load.py`` writes and asks with these too)."""
+    return template.format(p=rng.choice(PEOPLE), o=rng.choice(ORGS), c=rng.choice(PLACES), t=rng.choice(TECH))
+
+
+def sentence(rng: random.Random) -> str:
+    """One sentence of a template, with real entities in it."""
+    return fill(rng.choice(TEMPLATES), rng)
+
+
 def memory(rng: random.Random) -> str:
     """About sixty words in four or five sentences with real entities in them."""
     words: list[str] = []
     sentences = []
     while len(words) < 60:
-        sentence = rng.choice(TEMPLATES).format(p=rng.choice(PEOPLE), o=rng.choice(ORGS), c=rng.choice(PLACES),
-                                                 t=rng.choice(TECH))
-        sentences.append(sentence)
-        words.extend(sentence.split())
+        sentences.append(sentence(rng))
+        words.extend(sentences[-1].split())
     return " ".join(sentences)
 
 

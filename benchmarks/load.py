@@ -76,6 +76,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import psutil
+from ingest import fill, sentence  # the same generated sentences as the ingest benchmark (a script beside this one)
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -86,18 +87,6 @@ EXPECTED_STATUSES = (409, 429)  # a lost compare-and-swap, a rate limit: answers
 GOAL_RSS_GROWTH = 0.10
 MIB = 1024 * 1024
 
-PEOPLE = ["Priya Raman", "Jonas Weber", "Mira Sato", "Alice Johnson", "Carol Diaz", "Erin Brown", "Grace Kim"]
-ORGS = ["Globex", "Initech", "Acme Corp", "Corvid Works", "Stark Industries", "Spotify", "Umbrella Labs"]
-PLACES = ["Lisbon", "Osaka", "Berlin", "Seattle", "Oslo", "Leeds", "Madrid"]
-TECH = ["Kafka", "PostgreSQL", "Neo4j", "Kubernetes", "Redis", "Python", "React"]
-TEMPLATES = [
-    "{p} works at {o} in {c} and leads the platform team there.",
-    "Last spring {p} moved to {c} after {o} opened a new office.",
-    "The team at {o} decided to migrate the billing service to {t}.",
-    "{p} does not like {t} because the upgrades were painful.",
-    "The design review in {c} was written by {p}, who joined {o} last year.",
-    "{o} ships the {t} release from {c} in October.",
-]
 QUESTIONS = ["Who works at {o}?", "Where did {p} move?", "Which team uses {t}?", "What happened in {c}?",
              "Who leads the platform team at {o}?", "When does {o} ship the {t} release?"]
 GRAPHQL_SEARCH = ("query($q: String!) { search(query: $q, first: 5) "
@@ -269,19 +258,15 @@ class LoadResult:
 # ---- generated text -------------------------------------------------------------------------------------------
 
 
-def _fill(template: str, rng: random.Random) -> str:
-    return template.format(p=rng.choice(PEOPLE), o=rng.choice(ORGS), c=rng.choice(PLACES), t=rng.choice(TECH))
-
-
 def memory_text(rng: random.Random, reference: str) -> str:
     """Two or three sentences with entities in them, made unique by ``reference``: a text identical to a
     current memory is answered with that memory, which would hide a duplicate."""
-    sentences = [_fill(rng.choice(TEMPLATES), rng) for _ in range(rng.randint(2, 3))]
+    sentences = [sentence(rng) for _ in range(rng.randint(2, 3))]
     return " ".join(sentences) + f" Reference {reference}."
 
 
 def question(rng: random.Random) -> str:
-    return _fill(rng.choice(QUESTIONS), rng)
+    return fill(rng.choice(QUESTIONS), rng)
 
 
 def digest(text: str) -> str:
@@ -424,7 +409,7 @@ class Run:
 
     async def graph(self, client: Client, rng: random.Random) -> None:
         await self.call("graph", "GET", "/v1/graph", client.token,
-                        params={"seed": "query", "query": _fill("{o}", rng), "depth": 2, "max_nodes": 200})
+                        params={"seed": "query", "query": fill("{o}", rng), "depth": 2, "max_nodes": 200})
 
     async def graphql(self, client: Client, rng: random.Random) -> None:
         response = await self.call("graphql", "POST", "/graphql", client.token,
