@@ -184,6 +184,7 @@ def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str],
         fact = click_node(page, "node.fact")
         page.locator("#details dd", has_text=fact["text"][:30]).first.wait_for(timeout=10_000)
 
+        page.wait_for_load_state("networkidle")  # what the clicks above fetch lands before the count
         before_line = status.inner_text()
         before = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
         entity = click_node(page, "node.entity", double=True)
