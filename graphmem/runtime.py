@@ -100,7 +100,7 @@ class Runtime:
         service = MemoryService(store, settings, pipeline, Cursors(cursor_key(settings)))
         limits = RateLimits(settings.rate_limit_reads, settings.rate_limit_writes, settings.rate_limit_window_s,
                             settings.rate_limit_storage)
-        identity = Identity(CredentialStore(store), limits, settings.default_namespace, service.stored_namespaces)
+        identity = Identity(CredentialStore(store), limits, settings.default_namespace, service.every_namespace)
         return cls(settings, store, service, identity, engine,
                    owns_engine=started and own_engine, schema_version=schema_version, versions=versions,
                    settling=IndexSettling(store, http))

@@ -176,7 +176,7 @@ def test_operation_limits(client: TestClient, auth: Headers, runtime: Runtime) -
 def test_rate_limit_is_charged_once_per_operation_and_answers_429(runtime: Runtime, ns: str) -> None:
     limited = Identity(runtime.identity.credentials, RateLimits(reads=3, writes=1, window_s=60,
                                                                 storage_uri="memory://"), "default",
-                       runtime.service.stored_namespaces)
+                       runtime.service.every_namespace)
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
     new = NewCredential(name="busy-gql", scopes=[Scope.read, Scope.write], namespaces=[ns])
     _, value = limited.create(new, by=OPERATOR)

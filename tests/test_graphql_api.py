@@ -501,7 +501,7 @@ def test_a_subscription_is_charged_and_refused_over_the_limit(runtime: Runtime, 
 
     limited = Identity(runtime.identity.credentials, RateLimits(reads=1, writes=5, window_s=60,
                                                                 storage_uri="memory://"), "default",
-                       runtime.service.stored_namespaces)
+                       runtime.service.every_namespace)
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
     new = NewCredential(name="busy-sub", scopes=[Scope.read, Scope.write], namespaces=[ns])
     _, token = limited.create(new, by=OPERATOR)

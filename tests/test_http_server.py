@@ -68,7 +68,7 @@ def test_rate_limits(runtime: Runtime, ns: str) -> None:
     runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(content="Warm up."))
     limited = Identity(runtime.identity.credentials, RateLimits(reads=50, writes=2, window_s=3,
                                                                 storage_uri="memory://"), "default",
-                       runtime.service.stored_namespaces)
+                       runtime.service.every_namespace)
     app = create_app(runtime=Runtime(runtime.settings, runtime.store, runtime.service, limited))
     new = NewCredential(name="busy", scopes=[Scope.read, Scope.write], namespaces=[ns])
     _, token = limited.create(new, by=OPERATOR)

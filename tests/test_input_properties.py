@@ -322,7 +322,7 @@ def world(runtime: Runtime) -> Iterator[World]:
     each kind) whose ids and names the generated text draws from, so that calls reach stored data."""
     unlimited = dataclasses.replace(runtime, identity=Identity(
         runtime.identity.credentials, RateLimits(reads=0, writes=0, window_s=60, storage_uri="memory://"),
-        runtime.settings.default_namespace, runtime.service.stored_namespaces))
+        runtime.settings.default_namespace, runtime.service.every_namespace))
     namespace = f"p-{uuid.uuid4().hex[:8]}"
     credential, token = runtime.identity.create(NewCredential(name="props", scopes=[Scope.read, Scope.write],
                                                               namespaces=[namespace]), by=OPERATOR)

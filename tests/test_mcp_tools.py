@@ -349,7 +349,7 @@ def test_a_read_credential_may_only_read(runtime: Runtime, ns: str) -> None:
 def test_rate_limited_calls_say_how_long_to_wait(runtime: Runtime, ns: str) -> None:
     limited = Identity(runtime.identity.credentials, RateLimits(reads=2, writes=1, window_s=30,
                                                                 storage_uri="memory://"), "default",
-                       runtime.service.stored_namespaces)
+                       runtime.service.every_namespace)
     busy = Runtime(runtime.settings, runtime.store, runtime.service, limited)
     fixed, _ = credential(runtime, [ns])
 

@@ -24,6 +24,7 @@ from graphmem.errors import InvalidInput
 from graphmem.identity import OPERATOR, Credential, Identity, NewCredential, Scope
 from graphmem.model import MAX_NAMESPACES, CallerContext, DocumentInput
 from graphmem.runtime import Runtime
+from graphmem.service.access import within_bound
 from helpers import isolated_store
 from mcp_helpers import session
 
@@ -127,8 +128,7 @@ def test_a_reader_of_one_namespace_never_sees_another(world: World) -> None:
     found = get(world, token, "/v1/memories/search", query=FALCON_QUESTION)
     assert found["namespaces"] == [ALPHA] and world.falcon not in {r["document_id"] for r in found["results"]}
     assert {m["id"] for m in get(world, token, "/v1/memories")["memories"]} == {world.shipyard}
-    assert not get(world, token, "/v1/entities/search", query="Maya Okafor")["items"] or all(
-        e["namespace"] == ALPHA for e in get(world, token, "/v1/entities/search", query="Maya Okafor")["items"])
+    assert all(e["namespace"] == ALPHA for e in get(world, token, "/v1/entities/search", query="Maya Okafor")["items"])
     assert get(world, token, "/v1/triples", term="Maya Okafor")["items"] == []
     assert get(world, token, "/v1/graph", seed="query", query=FALCON_QUESTION)["namespaces"] == [ALPHA]
     for path in (f"/v1/memories/{world.falcon}", f"/v1/memories/{world.falcon}/history"):
@@ -202,20 +202,23 @@ def test_writes_without_a_namespace_keep_the_credential_rule(world: World) -> No
 
 
 def test_more_than_a_hundred_readable_namespaces_ask_for_one(world: World) -> None:
-    """The bound is the identity module's: what the store lists is given as a function here, so the rule is
-    tried without writing 101 namespaces."""
+    """The bound is the service's (``within_bound``, applied by ``every_namespace``); the identity module reads
+    through it. What the store lists is given as a list here, so the rule is tried without writing 101
+    namespaces."""
     many = [f"n{i:03d}" for i in range(MAX_NAMESPACES + 1)]
-    identity = Identity(world.runtime.identity.credentials, world.runtime.identity.limits, "default",
-                        lambda limit: many[:limit])
-    everything = world.runtime.identity.authenticate(world.owner)
+    assert within_bound(many[:MAX_NAMESPACES]) == many[:MAX_NAMESPACES]
     with pytest.raises(InvalidInput) as refused:
-        identity.reading(everything, None)
+        within_bound(many)
     assert refused.value.details["field"] == "namespace" and "name the one" in refused.value.message
+    identity = Identity(world.runtime.identity.credentials, world.runtime.identity.limits, "default",
+                        lambda: within_bound(many))
+    everything = world.runtime.identity.authenticate(world.owner)
+    with pytest.raises(InvalidInput):
+        identity.reading(everything, None)
     context, names = identity.reading(everything, "n042")
     assert names == ["n042"] and context.can_read("n042") and not context.can_read("n041")
-    bounded = Identity(world.runtime.identity.credentials, world.runtime.identity.limits, "default",
-                       lambda limit: many[:MAX_NAMESPACES][:limit])
-    assert bounded.reading(everything, None)[1] == many[:MAX_NAMESPACES]
+    answer = world.client.get("/v1/memories", headers=bearer(world.owner))
+    assert answer.status_code == 200 and answer.json()["namespaces"] == world.runtime.service.every_namespace()
 
 
 def test_an_empty_store_reads_the_default_namespace(runtime: Runtime, tmp_path: Path) -> None:

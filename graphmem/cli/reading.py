@@ -48,7 +48,7 @@ def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemorySer
     """``work`` with the operator's context of ``namespace``, or, for None, of every namespace that holds
     memories (at most ``MAX_NAMESPACES``, as for any caller); a bad namespace fails before anything is opened,
     bad input exits 2, a database failure 1."""
-    from graphmem.model import MAX_NAMESPACES, CallerContext, check_namespace
+    from graphmem.model import CallerContext, check_namespace
 
     try:
         names = [check_namespace(namespace)] if namespace is not None else []
@@ -57,9 +57,7 @@ def _run(namespace: str | None, data_dir: Path | None, work: Callable[[MemorySer
     with _service(data_dir) as service:
         try:
             if namespace is None:
-                names = service.stored_namespaces(MAX_NAMESPACES + 1)
-                if len(names) > MAX_NAMESPACES:
-                    raise InvalidInput(f"more than {MAX_NAMESPACES} namespaces hold memories: name one with -n")
+                names = service.every_namespace()
             return work(service, CallerContext.for_namespaces(*names))
         except (InvalidInput, NotFound) as exc:  # the input named nothing there: bad input, not a failure
             fail(exc, code=2)

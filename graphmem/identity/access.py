@@ -33,7 +33,7 @@ from cachetools import TTLCache
 from graphmem.errors import Forbidden, InvalidInput, Unauthenticated
 from graphmem.identity.credentials import Credential, CredentialStore, NewCredential, Within
 from graphmem.identity.limits import Charge, RateLimits
-from graphmem.model import MAX_NAMESPACES, CallerContext, check_namespace
+from graphmem.model import CallerContext, check_namespace
 
 CACHE_S = 5.0
 TOUCH_EVERY_S = 60.0
@@ -49,11 +49,11 @@ OPERATOR = Operator()
 
 class Identity:
     def __init__(self, credentials: CredentialStore, limits: RateLimits, default_namespace: str,
-                 stored_namespaces: Callable[[int], list[str]]) -> None:
+                 every_namespace: Callable[[], list[str]]) -> None:
         self.credentials = credentials
         self.limits = limits
         self.default_namespace = default_namespace
-        self._stored = stored_namespaces  # up to n namespaces holding memories, in name order
+        self._every = every_namespace  # the namespaces holding memories or jobs (MemoryService.every_namespace)
         self._cache: TTLCache[str, Credential | None] = TTLCache(maxsize=4096, ttl=CACHE_S)
         self._touched: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -108,13 +108,9 @@ class Identity:
         if namespace is not None:
             context, name = self.context(credential, namespace)
             return context, [name]
-        if credential.all_namespaces:
-            names = self._stored(MAX_NAMESPACES + 1) or [self.default_namespace]
-        else:
-            names = sorted(credential.namespaces)
-        if len(names) > MAX_NAMESPACES:
-            raise InvalidInput(f"this credential may read more than {MAX_NAMESPACES} namespaces: name the one "
-                               "to read", field="namespace", max=MAX_NAMESPACES)
+        # a listed credential holds at most MAX_NAMESPACES (NewCredential); '*' is bounded where it is listed
+        names = (self._every() or [self.default_namespace]) if credential.all_namespaces \
+            else sorted(credential.namespaces)
         usable = frozenset(names)
         return CallerContext(read=usable, write=usable if credential.can_write else frozenset(),
                              credential_id=credential.id, credential_name=credential.name), names

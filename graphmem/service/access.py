@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from graphmem.errors import Forbidden, NotFound
-from graphmem.model import CallerContext, check_namespace
+from graphmem.errors import Forbidden, InvalidInput, NotFound
+from graphmem.model import MAX_NAMESPACES, CallerContext, check_namespace
 
 
 def readable(ctx: CallerContext, namespace: object) -> str:
@@ -32,6 +32,15 @@ def searchable(ctx: CallerContext, namespaces: list[str] | None) -> list[str]:
     if namespaces is None:
         return ctx.readable
     return sorted({readable(ctx, n) for n in namespaces})
+
+
+def within_bound(names: list[str]) -> list[str]:
+    """``names`` as the namespaces of a read that named none, at most ``MAX_NAMESPACES`` (a read's cost grows
+    with the namespaces it spans): past that, invalid input asking for one."""
+    if len(names) > MAX_NAMESPACES:
+        raise InvalidInput(f"more than {MAX_NAMESPACES} namespaces may be read: name the one to read",
+                           field="namespace", max=MAX_NAMESPACES)
+    return names
 
 
 def read_in(ctx: CallerContext, namespace: str | None) -> list[str]:

@@ -32,6 +32,7 @@ from graphmem.errors import GraphmemError
 from graphmem.ingest.pipeline import Pipeline, Progress
 from graphmem.model import (
     CURRENT,
+    MAX_NAMESPACES,
     CallerContext,
     DocumentInput,
     DocumentListOptions,
@@ -100,6 +101,7 @@ from graphmem.results.knowledge import (
     ObservationsAddedResult,
     RelationsCreated,
 )
+from graphmem.service.access import within_bound
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.assertions import Assertions
 from graphmem.service.documents import Documents
@@ -208,11 +210,11 @@ class MemoryService:
         namespaces of every credential."""
         return self._documents.every_namespace_counts()
 
-    def stored_namespaces(self, limit: int) -> list[str]:
-        """Up to ``limit`` namespaces that hold memories (not the reserved ``_`` ones), in name order: what a
-        caller of every namespace reads when it names none (``Identity.reading``), and the local operator's
-        reads without ``-n``."""
-        return self._documents.stored_namespaces(limit)
+    def every_namespace(self) -> list[str]:
+        """The namespaces that hold memories or jobs (not the reserved ``_`` ones), in name order, at most
+        ``MAX_NAMESPACES`` (``access.within_bound``): what a caller of every namespace reads when it names none
+        (``Identity.reading``), and the local operator's reads without ``-n``."""
+        return within_bound(self._documents.stored_namespaces(MAX_NAMESPACES + 1))
 
     # ---- forgetting ---------------------------------------------------------------------------------------
 
