@@ -17,7 +17,7 @@ from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetReque
 from graphmem.results import Document
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+from graphmem.store.driver import GraphStore, RetryTransaction, Turns, Tx
 from helpers import counts, make_settings, query
 
 
@@ -180,6 +180,67 @@ def test_a_write_that_lost_a_conflict_retries_alone(retrying: Callable[[float], 
         for writer in writers:
             writer.join()
     assert attempts[0] > 0 and attempts[1:] == [0], attempts
+
+
+def test_the_time_a_write_waits_for_its_turn_is_not_spent_against_its_budget(
+        retrying: Callable[[float], GraphStore]) -> None:
+    """A retry that runs alone for a second holds a second write back for that second, three times the budget.
+    The second write then loses a conflict once: queued behind another writer is not contended, so it retries
+    and gets through instead of answering 503."""
+    store = retrying(0.3)
+    alone = threading.Event()
+    first_calls: list[float] = []
+
+    def slow_retry(tx: Tx) -> int:
+        first_calls.append(time.monotonic())
+        if len(first_calls) == 1:
+            raise RetryTransaction
+        alone.set()
+        time.sleep(1.0)
+        return int(tx.single("ping") is not None)
+
+    holder = threading.Thread(target=store.write, args=(slow_retry,))
+    holder.start()
+    assert alone.wait(timeout=5)
+    second_calls = 0
+
+    def losing_once(tx: Tx) -> int:
+        nonlocal second_calls
+        second_calls += 1
+        if second_calls == 1:
+            raise RetryTransaction
+        return int(tx.single("ping") is not None)
+
+    started = time.monotonic()
+    try:
+        assert store.write(losing_once) == 1
+    finally:
+        holder.join()
+    assert second_calls == 2 and time.monotonic() - started >= 0.8
+
+
+def test_writes_that_run_alone_take_their_turns_in_the_order_they_asked() -> None:
+    turns = Turns()
+    release = threading.Event()
+    order: list[int] = []
+
+    def hold() -> None:
+        with turns.alone():
+            release.wait(timeout=5)
+
+    def wait_alone(number: int) -> None:
+        with turns.alone():
+            order.append(number)
+
+    threads = [threading.Thread(target=hold)] + [threading.Thread(target=wait_alone, args=(n,)) for n in range(6)]
+    for asked, thread in enumerate(threads, start=1):
+        thread.start()
+        while turns.asked < asked:  # each has its ticket before the next asks
+            time.sleep(0.001)
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert order == list(range(6))
 
 
 def test_a_conflict_the_request_causes_is_not_retried(retrying: Callable[[float], GraphStore]) -> None:

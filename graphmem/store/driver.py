@@ -8,7 +8,8 @@ by graphmem itself (tenacity) rather than by the driver's managed transactions, 
   (``GRAPHMEM_WRITE_RETRY_BUDGET_S``; a count of attempts ran out under many writers while the time did not),
   and past it answers 503 (``Contended``): the server's contention, not the caller's conflict. A write that
   has lost once retries alone (``Turns``), so under contention one process's writers take turns instead of
-  one of them losing every race until its budget ends;
+  one of them losing every race until its budget ends. The time a write waits for its turn is not
+  spent against the budget: queued behind other writers is not contended;
 * the driver also retries ``ServiceUnavailable`` for its whole retry window, while a caller must hear
   "unavailable" within a few seconds when the database is down;
 * the bundled engine reports a concurrent insert of the same unique key as ``ConstraintError``, which the
@@ -208,15 +209,16 @@ def _is_retryable(exc: BaseException) -> bool:
     return True
 
 
-def _stop(budget_s: float) -> Callable[[RetryCallState], bool]:
-    """Conflicts retry until ``budget_s`` have passed since the first attempt (the last wait may pass it by up to
-    a second); a lost connection only once, so "unavailable" is fast."""
+def _stop(budget_s: float, queued: list[float]) -> Callable[[RetryCallState], bool]:
+    """Conflicts retry until ``budget_s`` have passed since the first attempt, leaving out the ``queued[0]``
+    seconds spent waiting for a turn (the last wait may pass it by up to a second); a lost connection only once,
+    so "unavailable" is fast."""
 
     def stop(state: RetryCallState) -> bool:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _CONNECTION_ERRORS):
             return state.attempt_number >= CONNECTION_ATTEMPTS
-        return (state.seconds_since_start or 0.0) >= budget_s
+        return (state.seconds_since_start or 0.0) - queued[0] >= budget_s
 
     return stop
 
@@ -265,19 +267,21 @@ class Turns:
 
     A retry waits for the writes in flight to end and holds new ones back, so it cannot lose to this
     process's writers again (only to another process's). Without this, a writer that happens to lose
-    every race among a dozen others runs out of its retry budget while the rest succeed.
+    every race among a dozen others runs out of its retry budget while the rest succeed. Writes that run
+    alone take their turns in the order they asked (a ticket each), so none of them is passed over again and
+    again by writers that asked after it.
     """
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._running = 0
-        self._alone = False
-        self._waiting_alone = 0
+        self._issued = 0  # tickets handed to writes that run alone
+        self._serving = 0  # the ticket whose turn it is (or will be, once the writes in flight end)
 
     @contextmanager
     def together(self) -> Iterator[None]:
         with self._changed:
-            self._changed.wait_for(lambda: not self._alone and not self._waiting_alone)
+            self._changed.wait_for(lambda: self._serving == self._issued)
             self._running += 1
         try:
             yield
@@ -289,16 +293,20 @@ class Turns:
     @contextmanager
     def alone(self) -> Iterator[None]:
         with self._changed:
-            self._waiting_alone += 1
-            self._changed.wait_for(lambda: not self._alone and not self._running)
-            self._waiting_alone -= 1
-            self._alone = True
+            ticket = self._issued
+            self._issued += 1
+            self._changed.wait_for(lambda: self._serving == ticket and not self._running)
         try:
             yield
         finally:
             with self._changed:
-                self._alone = False
+                self._serving += 1
                 self._changed.notify_all()
+
+    @property
+    def asked(self) -> int:
+        """How many writes have asked to run alone so far."""
+        return self._issued
 
 
 class GraphStore:
@@ -347,9 +355,10 @@ class GraphStore:
         return self._transaction(fn, neo4j.WRITE_ACCESS)
 
     def _transaction(self, fn: Callable[[Tx], T], mode: str) -> T:
+        queued = [0.0]  # seconds this write has waited for its turn (``Turns``), which the budget leaves out
         attempts = Retrying(
             retry=retry_if_exception(_is_retryable),
-            stop=_stop(self._retry_budget_s),
+            stop=_stop(self._retry_budget_s, queued),
             wait=wait_random_exponential(multiplier=0.02, max=1.0),
             sleep=self._sleep,
             reraise=True,
@@ -360,7 +369,9 @@ class GraphStore:
                     if mode == neo4j.READ_ACCESS:
                         return self._once(fn, mode)
                     retrying = attempt.retry_state.attempt_number > 1
+                    asked = time.monotonic()
                     with self._turns.alone() if retrying else self._turns.together():
+                        queued[0] += time.monotonic() - asked
                         return self._once(fn, mode)
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
