@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -83,6 +84,19 @@ def test_serve_starts_owns_and_stops_the_engine(run_root: Path) -> None:
         assert len(engine_processes(data_dir)) == 1
         for _ in range(3):
             assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
+        # a connection idle for longer than a client's pool keeps one (httpx: 5 s) is still open for the next
+        # call: the server never closes it as the client sends on it
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            for _ in range(2):
+                connection.request("GET", "/health")
+                answer = connection.getresponse()
+                assert answer.status == 200 and answer.read() and not answer.will_close
+                time.sleep(6)
+            connection.request("GET", "/health")  # on the same socket: the server would have closed it at 5 s
+            assert connection.getresponse().status == 200
+        finally:
+            connection.close()
     finally:
         server.send_signal(signal.SIGTERM)
         output, _ = server.communicate(timeout=60)

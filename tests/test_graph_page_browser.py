@@ -191,7 +191,8 @@ def test_graph_page_draws_the_export_in_headless_chromium(site: tuple[str, str],
         around = api(site, seed="entity", id=entity["id"], count_reachable="false", **{**CAPS, "depth": 1})
         until(page, "(id) => window.graphmem.cy.getElementById(id).hasClass('expanded')", entity["id"])
         after = set(page.evaluate("() => window.graphmem.cy.nodes().map(n => n.id())"))
-        assert after == before | {node["id"] for node in around["nodes"]}  # merged, nothing lost
+        expected = before | {node["id"] for node in around["nodes"]}
+        assert after == expected, (entity, sorted(after - expected), sorted(expected - after))  # merged, nothing lost
         assert status.inner_text() == before_line  # it still describes the main export
 
         # one fact may state two triples between the same two entities: both are drawn

@@ -15,6 +15,12 @@ from graphmem.identity.credentials import OWNER_TOKEN_FILE
 if TYPE_CHECKING:
     from graphmem.runtime import Runtime
 
+# How long serve keeps an idle connection open. Clients pool connections and reuse them until their own
+# expiry (httpx, under the MCP SDK's client too: 5 s; a proxy in front: nginx's 60 s): a server that closes
+# an idle connection at the moment a client sends on it makes that call fail with a read error, which
+# uvicorn's 5 s made happen under load. Longer than every client's, the client always closes first.
+KEEP_ALIVE_S = 65
+
 
 def serve(
     host: Annotated[str | None, typer.Option(envvar="GRAPHMEM_HOST", show_envvar=True, show_default="127.0.0.1",
@@ -33,7 +39,8 @@ def serve(
     chosen = settings(data_dir, host=host, port=port)
     configure_logging(log_level)
     try:
-        uvicorn.run(create_app(chosen), host=chosen.host, port=chosen.port, log_level=log_level)
+        uvicorn.run(create_app(chosen), host=chosen.host, port=chosen.port, log_level=log_level,
+                    timeout_keep_alive=KEEP_ALIVE_S)
     except GraphmemError as exc:
         fail(exc)
 
