@@ -27,6 +27,7 @@ const NODE_FONT = 12;
 const MAX_FIT_ZOOM = 1.5;
 const LAYOUT_TRIES = 4;
 const WORDS = 40;  // characters of an untitled document's first words
+const DOUBLE_CLICK_MS = 500;  // two clicks on one node this close are a double-click: the usual desktop default
 
 // The main export: its request, the next page's cursor, its first page's answer, what the pages added up to.
 // `generation` changes with each new main export, so a late answer of an older one is dropped.
@@ -35,7 +36,7 @@ const WORDS = 40;  // characters of an untitled document's first words
 // `folded`: the folded view's node positions while the relations view is shown.
 const page = { cy: null, grass: null, request: null, cursor: null, first: null, pages: 0, shown: 0, unavailable: 0,
                generation: 0, asking: null, view: "folded", open: new Set(), pairs: new Set(), scale: 1,
-               folded: null, styled: null };  // styled: the Browser style loaded (a promise)
+               folded: null, styled: null, lastTap: null };  // styled: the Browser style loaded (a promise)
 window.graphmem = page;  // for people poking at the page, and for the browser test
 
 // ---- the Browser style, parsed ----------------------------------------------------------------------------
@@ -704,7 +705,17 @@ function start() {
   page.cy.on("zoom", scaleLabels);
   document.getElementById("relations").onclick = () =>
     setView(page.view === "relations" ? "folded" : "relations");
-  page.cy.on("dbltap", "node", (event) => expand(event.target.data("node")).catch(fail));
+  // a double-click is two clicks on one node within DOUBLE_CLICK_MS; cytoscape's own dbltap pairs any two taps,
+  // even on two elements (a click on a document and a quick one on a fact it showed would expand the fact)
+  page.cy.on("tap", (event) => {
+    const last = page.lastTap;
+    const node = event.target !== page.cy && event.target.isNode() ? event.target : null;
+    page.lastTap = { node, at: event.timeStamp };
+    if (node && last && last.node === node && event.timeStamp - last.at <= DOUBLE_CLICK_MS) {
+      page.lastTap = null;  // a third click starts anew
+      expand(node.data("node")).catch(fail);
+    }
+  });
   document.getElementById("more").onclick = () => loadMore().catch(fail);
   document.getElementById("seed").onsubmit = (event) => {
     event.preventDefault();
