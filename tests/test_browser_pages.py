@@ -21,8 +21,8 @@ from graphmem.ingest.names import CONCEPT, ENTITY_TYPES, NAME
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.model.assertions import EntitiesCreate, EntityAssertion, RelationAssertion, RelationsChange
 from graphmem.runtime import Runtime
+from graphmem.service.guide import GUIDE_STATEMENTS
 from graphmem.store.queries import statements
-from graphmem.web.guide import GUIDE_STATEMENTS, guide_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 BROWSER = "http://localhost:7474"
@@ -103,7 +103,7 @@ def test_guide_is_served_with_cors_and_runnable_blocks(client: TestClient, runti
     assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == BROWSER
     assert answer.text.lstrip().startswith('<article class="guide">') and answer.text.count("<slide") == 8
     blocks = guide_blocks(answer.text)
-    params = guide_parameters(runtime.store.dialect, runtime.settings.default_namespace)
+    params = dict(runtime.service.guide_queries().parameters)
     assert blocks[0] == (f":params {{namespace: '{params['namespace']}', view_as_of: null, "
                          f"view_include_forgotten: false, view_include_superseded: false, index: '{params['index']}'}}")
     assert blocks[1:] == [runtime.store.dialect.prepare(statements()[name].text) for name in GUIDE_STATEMENTS]
@@ -166,7 +166,7 @@ def graph_rows(graph: neo4j.Driver, runtime: Runtime, name: str, params: dict[st
 def test_guide_queries_return_rows_on_the_gold_set(runtime: Runtime, graph: neo4j.Driver, gold_ns: str,
                                                    neighbour: str, agents: str, name: str) -> None:
     namespace = agents if name == "guide_asserted" else gold_ns
-    params = guide_parameters(runtime.store.dialect, namespace)
+    params = dict(runtime.service.guide_queries(namespace).parameters)
     rows = runtime.store.read(lambda tx: tx.run(name, **params))
     assert rows, name
     assert namespaces_in(rows) == {namespace}  # one namespace at a time, though another holds the same names

@@ -60,7 +60,7 @@ def test_compose_refuses_to_start_without_a_password() -> None:
 
 @needs_gate
 def test_gate_passes_every_statement(tmp_path: Path) -> None:
-    dump = subprocess.run([sys.executable, "-m", "graphmem.cli", "cypher-statements", "--dialect", "neo4j"],
+    dump = subprocess.run([sys.executable, "-m", "graphmem.store.dump", "neo4j"],
                           capture_output=True, text=True, timeout=60, check=True)
     statements = json.loads(dump.stdout)
     assert all(s["text"].startswith("CYPHER 5\n") for s in statements)

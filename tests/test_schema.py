@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import get_args
 
 import neo4j
 import pytest
@@ -12,6 +13,7 @@ from graphmem.runtime import Runtime
 from graphmem.store import dialect as dialects
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 from graphmem.store.queries import CYPHER_DIR, load_statements, statements
 from graphmem.store.schema import SCHEMA_VERSION, bootstrap
 from helpers import query
@@ -120,6 +122,21 @@ def test_statements_are_named_parameterised_and_unprefixed() -> None:
         assert not statement.text.upper().startswith("CYPHER")
         assert "{{" not in statement.text
         assert not re.search(r"'\s*\+\s*\$|\$\w+\s*\+\s*'", statement.text), statement.name
+
+
+def test_the_statement_name_type_lists_exactly_the_statements_of_cypher() -> None:
+    """``StatementName`` is how mypy refuses a name no statement has (every call of a transaction takes one);
+    it must name every statement and nothing else. On a new statement, paste the printed list into
+    ``graphmem/store/names.py``."""
+    declared = set(get_args(StatementName))
+    named = set(statements())
+    assert declared == named, "StatementName = Literal[\n" + "".join(f'    "{n}",\n' for n in sorted(named)) + "]"
+
+
+def test_neo4j_creates_a_search_index_for_each_logical_index() -> None:
+    ddl = set(dialects.NEO4J.schema_statements)
+    assert {f"create_{index.value}_index" for index in SearchIndex} | {"create_relates_predicate_index"} == ddl
+    assert all(statements()[name].source == "schema.neo4j.cypher" for name in ddl)
 
 
 def test_dialect_prefix_and_scores() -> None:

@@ -55,7 +55,7 @@ def test_installed_wheel_runs_outside_the_repository(wheel_venv: tuple[Path, Pat
     located = subprocess.run([str(venv / "bin" / "python"), "-c", "import graphmem; print(graphmem.__file__)"],
                              cwd=tmp_path, check=True, capture_output=True, text=True)
     assert not Path(located.stdout.strip()).is_relative_to(ROOT), "the venv imported the checkout, not the wheel"
-    printed = subprocess.run([str(venv / "bin" / "graphmem"), "cypher-statements"], cwd=tmp_path, check=True,
+    printed = subprocess.run([str(venv / "bin" / "python"), "-m", "graphmem.store.dump"], cwd=tmp_path, check=True,
                              capture_output=True, text=True, timeout=120)
     names = {entry["name"] for entry in json.loads(printed.stdout)}
     assert names == set(statements())

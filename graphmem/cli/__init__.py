@@ -4,9 +4,7 @@ environment variable it reads."""
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Annotated
 
 import typer
 
@@ -26,20 +24,6 @@ app.command()(worker)
 app.command()(mcp)
 app.add_typer(engine_app, name="engine")
 app.add_typer(credentials_app, name="credentials")
-
-
-@app.command("cypher-statements", hidden=True)
-def cypher_statements(
-    dialect: Annotated[str, typer.Option(help="neo4j or arcadedb.")] = "neo4j",
-) -> None:
-    """Print every named statement as that dialect sends it, as JSON (input of the Neo4j lint gate)."""
-    from graphmem.store.dialect import ARCADEDB, NEO4J
-    from graphmem.store.queries import statements
-
-    chosen = NEO4J if dialect == "neo4j" else ARCADEDB
-    out = [{"name": s.name, "source": s.source, "text": chosen.prepare(s.text)}
-           for s in statements().values() if chosen.is_neo4j or not s.neo4j_only]
-    typer.echo(json.dumps(out, indent=1))
 
 
 @app.command("graphql-schema")

@@ -32,7 +32,6 @@ def ingest(
     from tqdm import tqdm
 
     from graphmem.ingest.files import read_paths
-    from graphmem.ingest.split import split_facts
     from graphmem.model import CallerContext, check_namespace
     from graphmem.results import Change
 
@@ -50,7 +49,7 @@ def ingest(
             typer.echo(f"error: {error}", err=True)
         typer.echo(f"{found.files} files: nothing to ingest ({len(found.skipped)} skipped)", err=True)
         raise typer.Exit(code=1)
-    facts = sum(len(split_facts(item.item.document.content)) for item in found.items)
+    facts = found.fact_count()
     from graphmem.runtime import Runtime  # spaCy and torch come with it: seconds, after the cheap checks
 
     try:
@@ -96,7 +95,6 @@ def reembed(data_dir: DataDir = None) -> None:
     as the database's model. Stop the server first; an interrupted run can simply be run again."""
     from tqdm import tqdm
 
-    from graphmem.ingest.reembed import reembed as run_reembed
     from graphmem.runtime import Runtime
 
     try:
@@ -105,9 +103,8 @@ def reembed(data_dir: DataDir = None) -> None:
         fail(exc)
     with runtime:
         try:
-            embedder = runtime.service.pipeline.embedder_within(None)  # a first export may take a while
             with tqdm(unit=" vectors", file=sys.stderr) as bar:
-                total = run_reembed(runtime.store, embedder, bar.update)
-            typer.echo(f"re-embedded {total} facts and entities with {embedder.name}")
+                total, embedder = runtime.service.reembed(bar.update)
+            typer.echo(f"re-embedded {total} facts and entities with {embedder}")
         except GraphmemError as exc:
             fail(exc)

@@ -12,6 +12,7 @@ from typing import Any
 from graphmem.model import ExportCaps
 from graphmem.results import ExportEdge, ExportNode, NodeKind
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 
 COUNT_FACTOR = 10  # the reachable-document count stops at 10 x max_documents (or 10 x max_nodes nodes)
 
@@ -203,7 +204,7 @@ def cut_page(nodes: list[Reached], offset: int, caps: ExportCaps) -> list[Reache
     return page
 
 
-_PROPERTY_STATEMENTS: dict[NodeKind, str] = {
+_PROPERTY_STATEMENTS: dict[NodeKind, StatementName] = {
     "document": "export_documents", "fact": "export_facts", "entity": "export_entities"}
 
 

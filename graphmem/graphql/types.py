@@ -24,6 +24,7 @@ from graphmem.results import (
     Neighbour,
     TripleHit,
 )
+from graphmem.results.search import triple_statement
 
 FIRST = 20  # items a relationship field returns unless a query asks for more (up to 1,000)
 
@@ -238,9 +239,8 @@ class Triple:
         other = Entity(id=strawberry.ID(n.id), name=n.name, type=n.type, namespace=entity.namespace,
                        view=entity.view)
         subject, obj = (entity, other) if n.outgoing else (other, entity)
-        statement = f"{subject.name} {'not ' if n.negated else ''}{n.predicate} {obj.name}"
         return cls(subject=subject, predicate=n.predicate, object=obj, negated=n.negated, asserted=n.asserted,
-                   statement=statement,
+                   statement=triple_statement(subject.name, n.predicate, obj.name, n.negated),
                    fact_id=strawberry.ID(n.fact_id), namespace=entity.namespace)
 
     @strawberry.field(description="the fact it was read from")

@@ -30,10 +30,10 @@ class _Store(Collector):
         jobs = GaugeMetricFamily("graphmem_jobs", "ingestion jobs by state", labels=["state"])
         if runtime is not None:
             try:
-                rows = runtime.store.read(lambda tx: tx.run("jobs_by_status"))
+                counts = runtime.service.jobs_by_status()
                 reachable.add_metric([], 1)
-                for row in rows:
-                    jobs.add_metric([str(row["status"])], int(row["jobs"]))
+                for status, count in counts.items():
+                    jobs.add_metric([status], count)
             except GraphmemError:
                 reachable.add_metric([], 0)
         yield reachable

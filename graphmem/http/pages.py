@@ -56,7 +56,7 @@ async def style() -> Response:
 async def guide(request: Request) -> HTMLResponse:
     """The ``:play`` guide, its queries as the connected server's dialect runs them."""
     runtime: Runtime = request.app.state.runtime
-    return HTMLResponse(render_guide(runtime.store.dialect, runtime.settings.default_namespace))
+    return HTMLResponse(render_guide(runtime.service.guide_queries()))
 
 
 @router.get("/graph", response_class=HTMLResponse)

@@ -36,21 +36,11 @@ from graphmem.results import (
     NamespacesRead,
     RecallResult,
 )
+from graphmem.results.seed import SEED
 
-SEED_NAMES = {"is_latest": "isLatest", "is_forgotten": "isForgotten", "is_inference": "isInference",
-              "parent_memory_id": "parentMemoryId", "total_documents": "totalDocuments",
-              "reachable_documents": "reachableDocuments",
-              "unavailable_documents": "unavailableDocuments"}
 # ``scope`` is the /v1 name of a namespace, which the seed system's clients send
 Scope = Annotated[str | None, Field(max_length=64, description=OWN_NAMESPACE)]
 ReadScope = Annotated[str | None, Field(max_length=64, description=READ_NAMESPACE)]
-
-
-def _seed_name(name: str) -> str:
-    return SEED_NAMES.get(name, name)
-
-
-SEED = ConfigDict(alias_generator=_seed_name, serialize_by_alias=True, validate_by_name=True)
 
 
 # ---- bodies ------------------------------------------------------------------------------------------------

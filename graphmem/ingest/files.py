@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import InvalidInput
+from graphmem.ingest.split import split_facts
 from graphmem.model import DocumentInput, IngestItem, parse
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
@@ -42,6 +43,10 @@ class ReadResult:
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "path: reason", below a directory only
     files: int = 0  # read or failed, skipped ones not included
+
+    def fact_count(self) -> int:
+        """How many facts the items will become (the total a progress bar counts to)."""
+        return sum(len(split_facts(item.item.document.content)) for item in self.items)
 
 
 def expand(paths: list[Path]) -> Iterator[tuple[Path, bool]]:

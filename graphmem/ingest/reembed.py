@@ -21,6 +21,7 @@ from graphmem.ingest.chunks import Chunk, chunk_spans
 from graphmem.ingest.split import embedding_identity, split_memory
 from graphmem.nlp.embedder import Embedder
 from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.names import StatementName
 from graphmem.store.schema import record_embedder
 
 PAGE = 256
@@ -100,7 +101,7 @@ def _chunk_rows(embedder: Embedder, chunks: dict[str, list[Chunk]],
     return rows
 
 
-def _reembed_pages(store: GraphStore, embedder: Embedder, namespace: str, page: str, update: str,
+def _reembed_pages(store: GraphStore, embedder: Embedder, namespace: str, page: StatementName, update: StatementName,
                    progress: Callable[[int], object]) -> int:
     done, after = 0, ""
     while True:

@@ -38,6 +38,7 @@ from graphmem.ingest.pipeline import PreparedDocument, StageTimes
 from graphmem.ingest.resolve import display, entity_key, vote
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.names import StatementName
 
 log = logging.getLogger(__name__)
 
@@ -341,9 +342,10 @@ def sync_type_labels(store: GraphStore, namespace: str, keys: list[str]) -> None
     transactions of their own)."""
     if not keys:
         return
-    for statement in ("entity_labels_unset", "entity_labels_set"):
+    relabelling: tuple[StatementName, ...] = ("entity_labels_unset", "entity_labels_set")
+    for statement in relabelling:
 
-        def relabel(tx: Tx, statement: str = statement) -> None:
+        def relabel(tx: Tx, statement: StatementName = statement) -> None:
             tx.run(statement, keys=keys, namespace=namespace)
 
         try:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
 from graphmem.mcp.memory_tools import DESTROY, MEMORY_ID, READ, WRITE, Namespace, OwnNamespace, forget
-from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, GraphResult, MemoryBrief, cut_texts
+from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, MemoryBrief, cut_texts
 from graphmem.model import (
     Cursor,
     Depth,
@@ -38,6 +38,7 @@ from graphmem.model import (
     within,
 )
 from graphmem.results import EntityDetail, EntityPage, ForgetResult, NamespacesRead, PathResult, TriplePage
+from graphmem.results.tokens import GraphResult
 
 # explore_graph's own defaults: an agent's first look at the graph stays small (measured under 8,000 tokens)
 EXPLORE_TOKENS = 8000
@@ -151,8 +152,8 @@ def register(server: MCPServer, calls: Calls) -> None:
             bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
                                 fanout=caps.fanout)
             request = ExportRequest(seed=seed, caps=bounds, cursor=cursor, count_reachable=count_reachable)
-            return GraphResult.of(caller.runtime.service.export(caller.context, caller.namespace, request),
-                                  PREVIEW_CHARS, max_tokens)
+            return caller.runtime.service.export_within_tokens(caller.context, caller.namespace, request,
+                                                               PREVIEW_CHARS, max_tokens)
 
         return calls.run(Charge.read, namespace, work, {"max_documents": "caps.max_nodes"}, across=True)
 

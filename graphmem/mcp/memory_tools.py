@@ -22,7 +22,6 @@ from graphmem.mcp.shapes import (
     Passage,
     SearchMemoriesResult,
     Written,
-    cut,
 )
 from graphmem.model import (
     HARD_LIMITS,
@@ -48,6 +47,7 @@ from graphmem.model import (
     UpdateInput,
 )
 from graphmem.results import Change, ForgetResult
+from graphmem.results.tokens import cut
 
 Namespace = Annotated[str | None, Field(description=READ_NAMESPACE)]  # a read, or a call by id
 OwnNamespace = Annotated[str | None, Field(description=OWN_NAMESPACE)]  # where a new memory goes

@@ -17,9 +17,9 @@ from graphmem.errors import InvalidInput
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
 from graphmem.mcp.memory_tools import READ
-from graphmem.mcp.shapes import cut
 from graphmem.model import EntityName, Limit, QueryText, SearchRequest, TripleQuery
 from graphmem.model.fields import Namespace
+from graphmem.results.tokens import cut
 
 CONTENT_CHARS = 1000
 

@@ -99,6 +99,11 @@ class EntityPage(BaseModel):
     namespaces: NamespacesRead = []
 
 
+def triple_statement(subject: str | None, predicate: str, obj: str | None, negated: bool) -> str:
+    """A triple as one line: "subject predicate object", with "not" before the predicate when negated."""
+    return f"{subject} {'not ' if negated else ''}{predicate} {obj}"
+
+
 class TripleHit(BaseModel):
     subject: EntityRef
     predicate: str

@@ -21,6 +21,7 @@ from graphmem.model import NO_FILTERS, SearchFilters, View
 from graphmem.search.lucene import escape_lucene
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 from graphmem.store.views import filter_params, view_params
 
 EXACT_SCAN_MAX_FACTS = 1_500  # at or below, an exact scan: ~18 µs a fact on the bundled engine, so <= ~30 ms
@@ -44,9 +45,9 @@ def ranked(rows: list[dict[str, Any]], score_key: str = "score",
 class VectorTarget:
     """The named statements and index of one embedded label (facts or entities)."""
 
-    count: str
-    scan: str
-    search: str
+    count: StatementName
+    scan: StatementName
+    search: StatementName
     index: SearchIndex
     scan_max: int = EXACT_SCAN_MAX_FACTS  # exact scan at or below this many items in the namespaces
 
@@ -70,7 +71,7 @@ def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[s
     return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit))
 
 
-def namespace_size(tx: Tx, statement: str, namespaces: list[str], scan_max: int) -> int:
+def namespace_size(tx: Tx, statement: StatementName, namespaces: list[str], scan_max: int) -> int:
     """How many items the namespaces hold, counted up to ``scan_max + 1`` and memoised for
     ``MEMO_TTL_S`` (counting costs a scan on the bundled engine; a stale size only picks the other path,
     and both return correct results)."""
@@ -82,7 +83,7 @@ def namespace_size(tx: Tx, statement: str, namespaces: list[str], scan_max: int)
     return int(size)
 
 
-def widening(tx: Tx, statement: str, index: str, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+def widening(tx: Tx, statement: StatementName, index: str, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:
     """Run an index statement that post-filters the index's top ``k``: over-fetch, and widen ``k`` while the
     filters leave fewer than ``limit`` rows, up to ``MAX_INDEX_K``. A query whose terms are rare costs
     little to widen (the index has few hits to give); one that is common elsewhere but rare in the caller's
@@ -107,7 +108,7 @@ def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: V
                            {"namespaces": namespaces, **view_params(view), **filter_params(filters)}, text, limit)
 
 
-def fulltext_ranked(tx: Tx, dialect: Dialect, statement: str, index: SearchIndex, params: dict[str, Any],
+def fulltext_ranked(tx: Tx, dialect: Dialect, statement: StatementName, index: SearchIndex, params: dict[str, Any],
                     text: str, limit: int) -> list[Candidate]:
     """A full-text statement's top ``limit``, widened as ``widening`` does; none when nothing searchable is
     left of ``text`` once escaped."""

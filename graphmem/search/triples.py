@@ -18,11 +18,13 @@ from pydantic import BaseModel
 
 from graphmem.model import TripleQuery
 from graphmem.results import EntityRef, TripleHit
+from graphmem.results.search import triple_statement
 from graphmem.search.hybrid import citation
 from graphmem.search.lucene import escape_lucene
 from graphmem.search.retrieve import fulltext_candidates, widening
 from graphmem.store.dialect import Dialect, SearchIndex
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 from graphmem.store.views import path_params, view_params
 
 RESOLVE_K = 50  # entities (and facts, for a term) a text may resolve to
@@ -53,6 +55,7 @@ def search_triples(tx: Tx, dialect: Dialect, namespaces: list[str], query: Tripl
                   **{f"after_{name}": value for name, value in
                      (after.model_dump() if after else dict.fromkeys(TripleKey.model_fields)).items()})
     # Start from the narrowest thing known; a free term starts from its entities (either end) and facts.
+    starts: list[tuple[StatementName, list[str]]]
     if subject_ids is not None:
         starts = [("triples_from_subjects", subject_ids)]
     elif object_ids is not None:
@@ -97,7 +100,7 @@ def _hit(row: dict[str, Any]) -> TripleHit:
     subject = EntityRef(id=row["subject_id"], name=row["subject"], type=row["subject_type"])
     obj = EntityRef(id=row["object_id"], name=row["object"], type=row["object_type"])
     negated = bool(row["negated"])
-    statement = f"{subject.name} {'not ' if negated else ''}{row['predicate']} {obj.name}"
+    statement = triple_statement(subject.name, row["predicate"], obj.name, negated)
     return TripleHit(subject=subject, predicate=row["predicate"], object=obj, negated=negated,
                      asserted=bool(row["asserted"]),
                      statement=statement, fact_id=row["fact_id"], text=row["text"], recorded_at=row["recorded_at"],

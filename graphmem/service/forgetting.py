@@ -13,9 +13,13 @@ from graphmem.results import Document, ForgetResult
 from graphmem.service.access import writable
 from graphmem.service.shared import Core, check_same_request, fetch_document, lock_chain, reused_request
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 
-_FORGET_STATEMENTS = {ForgetMode.soft: "chain_forget", ForgetMode.redact: "chain_redact",
-                      ForgetMode.hard: "chain_delete"}
+# each mode's statements: (facts, documents)
+_FORGET_STATEMENTS: dict[ForgetMode, tuple[StatementName, StatementName]] = {
+    ForgetMode.soft: ("chain_forget_facts", "chain_forget_documents"),
+    ForgetMode.redact: ("chain_redact_facts", "chain_redact_documents"),
+    ForgetMode.hard: ("chain_delete_facts", "chain_delete_documents")}
 
 
 class Forgetting:
@@ -69,7 +73,7 @@ class Forgetting:
             if any(r["namespace"] == ns for r in receipts):
                 raise reused_request(rid)
             params = {"chain_id": chain_id, "namespace": ns, "now": now, "reason": request.reason}
-            step = _FORGET_STATEMENTS[forget_mode]
+            facts_statement, documents_statement = _FORGET_STATEMENTS[forget_mode]
             mentioned = tx.single("chain_mentions", chain_id=chain_id, namespace=ns) \
                 if forget_mode is not ForgetMode.soft else None
             if mentioned and mentioned["fact_ids"]:
@@ -78,8 +82,8 @@ class Forgetting:
                 tx.run("triples_delete_by_facts", **graph)
                 if forget_mode is ForgetMode.redact:
                     tx.run("mentions_delete_by_facts", fact_ids=mentioned["fact_ids"], namespace=ns)
-            facts = tx.single(f"{step}_facts", **params)  # facts first: hard delete finds them by chain
-            docs = tx.single(f"{step}_documents", **params)
+            facts = tx.single(facts_statement, **params)  # facts first: hard delete finds them by chain
+            docs = tx.single(documents_statement, **params)
             if mentioned and mentioned["entity_keys"]:  # entities no fact mentions any more
                 tx.run("entities_delete_orphans", entity_keys=mentioned["entity_keys"], namespace=ns)
             result = ForgetResult(id=doc_id, chain_id=chain_id, mode=forget_mode,

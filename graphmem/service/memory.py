@@ -30,6 +30,7 @@ from graphmem.config import Settings
 from graphmem.cursors import Cursors
 from graphmem.errors import GraphmemError
 from graphmem.ingest.pipeline import Pipeline, Progress
+from graphmem.ingest.reembed import reembed
 from graphmem.model import (
     CURRENT,
     MAX_NAMESPACES,
@@ -101,6 +102,8 @@ from graphmem.results.knowledge import (
     ObservationsAddedResult,
     RelationsCreated,
 )
+from graphmem.results.tokens import GraphResult
+from graphmem.search.budget import fit_export
 from graphmem.service.access import within_bound
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.assertions import Assertions
@@ -109,6 +112,7 @@ from graphmem.service.entities import Entities
 from graphmem.service.exporting import Exporting
 from graphmem.service.facts import Facts
 from graphmem.service.forgetting import Forgetting
+from graphmem.service.guide import GuideQueries, guide_queries
 from graphmem.service.handoffs import Handoffs
 from graphmem.service.knowledge import Knowledge
 from graphmem.service.search import Search
@@ -344,6 +348,12 @@ class MemoryService:
     def export(self, ctx: CallerContext, namespace: str | None, request: ExportRequest) -> ExportResult:
         return self._exporting.export(ctx, namespace, request)
 
+    def export_within_tokens(self, ctx: CallerContext, namespace: str | None, request: ExportRequest,
+                             label_chars: int, max_tokens: int) -> GraphResult:
+        """An export page fitted to ``max_tokens`` for a caller's context window, labels cut at ``label_chars``
+        or shorter (``search/budget.py``)."""
+        return fit_export(self._exporting.export(ctx, namespace, request), label_chars, max_tokens)
+
     def render_export(self, result: ExportResult, format: ExportFormat, namespace: str,
                       target_namespace: str | None = None) -> RenderedExport:
         return self._exporting.render(result, format, namespace, target_namespace)
@@ -352,6 +362,24 @@ class MemoryService:
 
     def ping(self) -> None:
         self.core.store.read(lambda tx: tx.single("ping"))
+
+    def reembed(self, progress: Callable[[int], object]) -> tuple[int, str]:
+        """Give every fact and entity a vector from the configured embedder, then record it as the database's
+        model; returns how many got one, and the embedder's name. The local operator's call (``graphmem
+        reembed``, with the server stopped); ``progress`` hears each page done."""
+        embedder = self.core.pipeline.embedder_within(None)  # a first export of the model may take a while
+        return reembed(self.core.store, embedder, progress), embedder.name
+
+    def guide_queries(self, namespace: str | None = None) -> GuideQueries:
+        """The Browser guide's statements as this server's engine runs them, with their parameters for
+        ``namespace`` (the default namespace when None)."""
+        return guide_queries(self.core.store.dialect, namespace or self.core.settings.default_namespace)
+
+    def jobs_by_status(self) -> dict[str, int]:
+        """How many ingestion jobs are in each state, over every namespace: the operator's gauge on
+        ``/metrics`` (counts only, no namespace)."""
+        rows = self.core.store.read(lambda tx: tx.run("jobs_by_status"))
+        return {str(row["status"]): int(row["jobs"]) for row in rows}
 
     def warm_up(self) -> None:
         """Models and search indexes, then real searches and exports in the namespace with the most memories

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from graphmem.cursors import Cursors, digest, mismatch
 from graphmem.model import DocumentWhere, EntityWhere, FactWhere, View
 from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.names import StatementName
 from graphmem.store.views import path_params, view_params, where_params
 
 Item = TypeVar("Item")
@@ -95,8 +96,8 @@ class Listing(Generic[Item]):
     sort key names (the statements' ``$after_*``), and how a row becomes an item and an item its key."""
 
     purpose: str
-    count: str
-    pages: Mapping[StrEnum, str]
+    count: StatementName
+    pages: Mapping[StrEnum, StatementName]
     key_names: tuple[str, ...]
     item: Callable[[dict[str, Any]], Item]
     key: Callable[[Item], dict[str, str | int]]

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from graphmem.config import DialectChoice
 from graphmem.errors import ConfigurationError
+from graphmem.store.names import StatementName
 
 
 class SearchIndex(StrEnum):
@@ -77,17 +78,20 @@ class Dialect:
         return min(1.0, max(0.0, raw if self.is_neo4j else (1.0 + raw) / 2.0))
 
     @property
-    def schema_statements(self) -> tuple[str, ...]:
+    def schema_statements(self) -> tuple[StatementName, ...]:
         """Named statements of ``schema.neo4j.cypher`` that create the search indexes (Neo4j only); the
         bundled engine's equivalents are the SQL commands of ``schema.arcadedb.sql``."""
         return NEO4J_SEARCH_INDEX_DDL if self.is_neo4j else ()
 
     @property
-    def await_indexes_statement(self) -> str | None:
+    def await_indexes_statement(self) -> StatementName | None:
         return "await_indexes" if self.is_neo4j else None
 
 
-NEO4J_SEARCH_INDEX_DDL = (*(f"create_{index.value}_index" for index in SearchIndex), "create_relates_predicate_index")
+# one per SearchIndex, and the predicate index of RELATES (tests/test_schema.py checks the list is whole)
+NEO4J_SEARCH_INDEX_DDL: tuple[StatementName, ...] = (
+    "create_fact_text_index", "create_entity_name_index", "create_chunk_text_index", "create_fact_embedding_index",
+    "create_entity_embedding_index", "create_chunk_embedding_index", "create_relates_predicate_index")
 ARCADEDB_SCHEMA_SQL = "schema.arcadedb.sql"
 ARCADEDB_SETTLING_SQL = "settling.arcadedb.sql"
 

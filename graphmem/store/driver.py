@@ -42,6 +42,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_e
 
 from graphmem.errors import Contended, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
+from graphmem.store.names import StatementName
 from graphmem.store.queries import Statement, statements
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class Tx:
         # The store's short-lived memo of derived values that may be a little stale (namespace sizes).
         self.memo = memo
 
-    def run(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+    def run(self, name: StatementName, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
         text = self._dialect.prepare(statement.text)
         try:
@@ -76,11 +77,11 @@ class Tx:
             exc.add_note(f"{STATEMENT_NOTE}{name}\n{text}")
             raise
 
-    def single(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+    def single(self, name: StatementName, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
         return rows[0] if rows else None
 
-    def collected(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+    def collected(self, name: StatementName, /, **params: Any) -> list[dict[str, Any]]:
         """The rows of a statement that returns them as one row, ``RETURN collect({...}) AS rows``. The
         bundled engine sends each record as a Bolt message of its own, which the driver reads with two socket
         reads: about 30 µs a record, half of an export level's time for its 600 rows (37 → 24 ms, the same
@@ -88,7 +89,8 @@ class Tx:
         row = self.single(name, **params)
         return row["rows"] if row is not None else []
 
-    def run_chunked(self, name: str, /, key: str, rows: list[dict[str, Any]], **params: Any) -> list[dict[str, Any]]:
+    def run_chunked(self, name: StatementName, /, key: str, rows: list[dict[str, Any]],
+                    **params: Any) -> list[dict[str, Any]]:
         """Run an UNWIND statement over ``rows`` (the parameter ``key``) in parts whose encoded size stays
         under the dialect's write budget, all inside this transaction: one logical write may be far larger
         than one Bolt message may be (the bundled engine refuses a message over 16 MiB)."""
@@ -397,7 +399,7 @@ class GraphStore:
             tx.commit()
             return result
 
-    def run_autocommit(self, name: str, **params: Any) -> list[dict[str, Any]]:
+    def run_autocommit(self, name: StatementName, **params: Any) -> list[dict[str, Any]]:
         """Schema statements (DDL and ``SHOW``) run outside explicit transactions on Neo4j."""
         statement = self._named[name]
         try:

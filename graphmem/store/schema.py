@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -19,6 +19,7 @@ from graphmem.errors import ConfigurationError, Unavailable
 from graphmem.records import now_ms
 from graphmem.store.dialect import ARCADEDB_SCHEMA_SQL
 from graphmem.store.driver import GraphStore, Tx
+from graphmem.store.names import StatementName
 from graphmem.store.queries import load_sql, statements
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,9 @@ SCHEMA_VERSION = 1
 MIGRATIONS: dict[int, Callable[[Tx], None]] = {1: lambda tx: None}
 
 
-def portable_schema_statements() -> list[str]:
-    return [name for name, s in statements().items() if s.source == "schema.cypher"]
+def portable_schema_statements() -> list[StatementName]:
+    """The statements of ``schema.cypher``, read from the file (so each exists by construction)."""
+    return [cast(StatementName, name) for name, s in statements().items() if s.source == "schema.cypher"]
 
 
 def arcadedb_sql(client: httpx.Client, http_url: str, database: str, command: str, *,

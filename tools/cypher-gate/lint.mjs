@@ -3,7 +3,7 @@
 // package's procedure/function registry (testData.mockSchema: db.index.vector.queryNodes and friends).
 //
 // Input: a JSON array of {name, source, text} on stdin or in the file named by argv[2]
-// (`graphmem cypher-statements` prints it). Exit 1 on any error-level diagnostic, 2 on bad input.
+// (`python -m graphmem.store.dump neo4j` prints it). Exit 1 on any error-level diagnostic, 2 on bad input.
 //
 // The analysis costs about 0.2 s a statement on one core (35 s for graphmem's 183), so a long input is
 // shared with worker threads, one per further core: this thread lints every n-th statement from 0, worker k
