@@ -60,8 +60,8 @@ class DevSet:
         turn_of_doc: dict[str, str] = {}
         for conversation, items in by_conversation.items():
             ns = namespace(conversation)
-            docs = service.add_documents(CallerContext.for_namespaces(ns), ns, [
-                DocumentInput(content=t["content"], source=f"dev:{t['id']}") for t in items])
+            docs = [c.document for c in service.add_memories(CallerContext.for_namespaces(ns), ns, [
+                DocumentInput(content=t["content"], source=f"dev:{t['id']}") for t in items])]
             turn_of_doc.update({d.id: (d.source or "")[len("dev:"):] for d in docs})
         return cls(turns, questions, turn_of_doc)
 
@@ -108,7 +108,7 @@ class Baselines:
 def graphmem_rankers(service: MemoryService, dev: DevSet, limit: int) -> dict[str, Ranker]:
     def documents(q: dict[str, Any]) -> list[str]:
         ns = namespace(q["conversation"])
-        hits = service.search_documents(CallerContext.for_namespaces(ns),
+        hits = service.search_memories(CallerContext.for_namespaces(ns),
                                         SearchRequest(query=q["question"], limit=limit, namespaces=[ns]))
         return [dev.turn_of_doc[h.document_id] for h in hits]
 

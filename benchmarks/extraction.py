@@ -231,7 +231,7 @@ def merges(documents: list[dict[str, Any]], gold: Gold) -> dict[str, int]:
             Runtime.open(settings_in(tmp)) as runtime:
         service = runtime.service
         for document in (d for d in documents if d["kind"] == "notes"):
-            service.add_documents(ctx, namespace, [DocumentInput(content=document["content"], source=document["id"])])
+            service.add_memories(ctx, namespace, [DocumentInput(content=document["content"], source=document["id"])])
         cursor = None
         while True:
             page = service.list_entities(ctx, namespace, EntityListOptions(limit=100, cursor=cursor))

@@ -32,8 +32,8 @@ def load_jsonl(name: str) -> list[dict[str, Any]]:
 def load_gold(service: MemoryService, namespace: str) -> dict[str, str]:
     """Add the gold memories to ``namespace`` in one batch; returns gold memory id by document id."""
     memories = load_jsonl("memories.jsonl")
-    docs = service.add_documents(CallerContext.for_namespaces(namespace), namespace, [
-        DocumentInput(content=m["content"], title=m["title"], source=f"gold:{m['id']}") for m in memories])
+    docs = [c.document for c in service.add_memories(CallerContext.for_namespaces(namespace), namespace, [
+        DocumentInput(content=m["content"], title=m["title"], source=f"gold:{m['id']}") for m in memories])]
     return {d.id: (d.source or "")[len("gold:"):] for d in docs}
 
 
@@ -99,11 +99,11 @@ def run_update_scenarios(service: MemoryService, prefix: str) -> list[CheckResul
         for step_number, step in enumerate(scenario["steps"]):
             ref = step["ref"]
             if step["op"] == "add":
-                doc = service.add_document(ctx, namespace, DocumentInput(content=step["content"]))
+                doc = service.add_memory(ctx, namespace, DocumentInput(content=step["content"])).document
                 chains[ref] = [doc.id]
                 times.append(doc.recorded_at)
             elif step["op"] == "update":
-                doc = service.update_document(ctx, chains[ref][-1], UpdateInput(content=step["content"]))
+                doc = service.update_memory(ctx, chains[ref][-1], UpdateInput(content=step["content"])).document
                 chains[ref].append(doc.id)
                 times.append(doc.recorded_at)
             else:

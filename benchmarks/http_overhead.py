@@ -89,10 +89,10 @@ def main() -> None:
                 time.sleep(0.3)
             text = "Memory {n} of the {path} run: Priya Raman moved the billing events to Kafka topic {n}."
             client.get("/v1/memories")  # the credential lookup, cached for later requests
-            remember = paired(args.calls, lambda n: service.add_document(
+            remember = paired(args.calls, lambda n: service.add_memory(
                 ctx, NAMESPACE, DocumentInput(content=text.format(n=n, path="service"))), lambda n: client.post(
                 "/v1/remember", json={"content": text.format(n=n, path="http")}).raise_for_status())
-            search = paired(args.calls, lambda n: service.search_documents(
+            search = paired(args.calls, lambda n: service.search_memories(
                 ctx, SearchRequest(query=QUERIES[n % len(QUERIES)], namespaces=[NAMESPACE], limit=5)),
                 lambda n: client.get("/v1/memories/search",
                                      params={"query": QUERIES[n % len(QUERIES)]}).raise_for_status())

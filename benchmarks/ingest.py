@@ -98,7 +98,7 @@ def run(embedder: str, texts: list[str], batch: int) -> dict[str, Any]:
             # overlapping a batch's write with the next batch's NLP measured slower on 2 cores (the
             # engine needs CPU for the write too): 36.9 vs 43.4 memories/s with onnx.
             for i in range(0, len(texts), batch):
-                service.add_documents(ctx, ns, [DocumentInput(content=t) for t in texts[i:i + batch]])
+                service.add_memories(ctx, ns, [DocumentInput(content=t) for t in texts[i:i + batch]])
             total = time.perf_counter() - started
             cpu = sum(cpu_seconds(p) for p in processes) - cpu_before
             counts = service.namespace_counts(ctx, ns)

@@ -121,7 +121,7 @@ def document_rankings(service: MemoryService, namespace: str, gold_of_doc: dict[
                       answerable: list[dict[str, Any]]) -> list[tuple[list[str], set[str]]]:
     """``service.search_documents`` (limit 10, what the HTTP search serves) on every answerable question."""
     ctx = CallerContext.for_namespaces(namespace)
-    return [([gold_of_doc[h.document_id] for h in service.search_documents(
+    return [([gold_of_doc[h.document_id] for h in service.search_memories(
         ctx, SearchRequest(query=q["question"], limit=10, namespaces=[namespace]))], set(q["answers"]))
         for q in answerable]
 

@@ -571,7 +571,7 @@ class Bench:
         service = self.service
 
         for label, call, limit in (("search limit=100", service.search, 100),
-                                   ("search_documents limit=10", service.search_documents, 10)):
+                                   ("search_documents limit=10", service.search_memories, 10)):
             timings = [timed(call, self.ctx, SearchRequest(query=q, limit=limit))[0] for q in queries]
             out[f"{label} p50"], out[f"{label} p95"] = ms(timings, .5), ms(timings, .95)
             print(f"  {label}, same queries: p50 {out[f'{label} p50']:.1f} ms, p95 {out[f'{label} p95']:.1f} ms")
@@ -877,7 +877,7 @@ def main() -> None:
 
             memory(runtime, "idle, embedder loaded (spaCy loads with the first real facts)")
             small_text = [d.format(word=corpus.topic_words[0][0]) for d in SMALL_DOCUMENTS]
-            seconds, _ = timed(service.add_documents, CallerContext.for_namespaces(SMALL), SMALL,
+            seconds, _ = timed(service.add_memories, CallerContext.for_namespaces(SMALL), SMALL,
                                [DocumentInput(content=t) for t in small_text])
             counts = service.namespace_counts(CallerContext.for_namespaces(SMALL), SMALL)
             print(f"small namespace {SMALL}: {counts.facts} real facts through spaCy and the model "

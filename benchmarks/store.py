@@ -55,27 +55,27 @@ def main() -> None:
             ns = f"bench-{uuid.uuid4().hex[:8]}"
             ctx = CallerContext.for_namespaces(ns, f"{ns}-batch")
             texts = [document(rng) for _ in range(args.documents)]
-            service.add_document(ctx, ns, DocumentInput(content="Warm-up document. It is not counted."))
+            service.add_memory(ctx, ns, DocumentInput(content="Warm-up document. It is not counted."))
 
             latencies = []
             started = time.perf_counter()
             ids = []
             for text in texts:
                 t0 = time.perf_counter()
-                ids.append(service.add_document(ctx, ns, DocumentInput(content=text)).id)
+                ids.append(service.add_memory(ctx, ns, DocumentInput(content=text)).document.id)
                 latencies.append(time.perf_counter() - t0)
             single = time.perf_counter() - started
 
             started = time.perf_counter()
             for i in range(0, len(texts), args.batch):
-                service.add_documents(ctx, f"{ns}-batch", [DocumentInput(content=t) for t in texts[i:i + args.batch]])
+                service.add_memories(ctx, f"{ns}-batch", [DocumentInput(content=t) for t in texts[i:i + args.batch]])
             batched = time.perf_counter() - started
 
             read_latencies = []
             started = time.perf_counter()
             for doc_id in ids:
                 t0 = time.perf_counter()
-                service.get_document(ctx, doc_id)
+                service.get_version(ctx, doc_id)
                 read_latencies.append(time.perf_counter() - t0)
             reads = time.perf_counter() - started
 

@@ -111,6 +111,6 @@ def gold_ns(runtime: Runtime) -> str:
 
     namespace = f"gold-views-{uuid.uuid4().hex[:6]}"
     first = next(iter(load_gold(runtime.service, namespace)))
-    runtime.service.update_document(CallerContext.for_namespaces(namespace), first, UpdateInput(
+    runtime.service.update_memory(CallerContext.for_namespaces(namespace), first, UpdateInput(
         content="Sofia Lindqvist stepped down as CEO of Corvid Works; Marcus Oyelaran leads it until March."))
     return namespace

@@ -23,7 +23,7 @@ from helpers import query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, text: str) -> str:
-    return service.add_document(ctx, ns, DocumentInput(content=text)).id
+    return service.add_memory(ctx, ns, DocumentInput(content=text)).document.id
 
 
 def entities(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, list[str]]:

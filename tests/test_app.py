@@ -118,7 +118,7 @@ def test_warm_up_searches_the_largest_namespace(runtime: Runtime, graph: neo4j.D
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     for ns, texts in ((f"warm-{uuid.uuid4().hex[:8]}", ["Kafka streams events.", "Alice chose Kafka."]),
                       (f"warm-{uuid.uuid4().hex[:8]}", ["Bob likes tea."])):
-        runtime.service.add_documents(CallerContext.for_namespaces(ns), ns, [DocumentInput(content=t) for t in texts])
+        runtime.service.add_memories(CallerContext.for_namespaces(ns), ns, [DocumentInput(content=t) for t in texts])
     rows = query(graph, "MATCH (d:Document) WHERE d.namespace <> '_system' "
                         "RETURN d.namespace AS ns, count(d) AS n")
     largest = min(rows, key=lambda r: (-r["n"], r["ns"]))["ns"]
@@ -142,7 +142,7 @@ def test_warm_up_exports_in_the_largest_namespace(runtime: Runtime, monkeypatch:
     """The exports run where the searches do (``Core.largest_namespace``, whose choice the test above checks);
     here that is this test's own namespace, which other tests on this worker may outgrow."""
     ns = f"warm-{uuid.uuid4().hex[:8]}"
-    runtime.service.add_documents(CallerContext.for_namespaces(ns), ns, [
+    runtime.service.add_memories(CallerContext.for_namespaces(ns), ns, [
         DocumentInput(content=t) for t in ["Kafka streams events.", "Alice chose Kafka.", "Bob runs Kafka.",
                                            "Carol reviews the release."]])
     monkeypatch.setattr(Core, "largest_namespace", lambda self: ns)

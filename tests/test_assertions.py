@@ -63,14 +63,14 @@ def test_entities_relations_and_observations_become_graphmem_nodes(service: Memo
     assert any(h.text == "Alice Johnson works at Microsoft." for h in hits)
     entity = service.get_entity(ctx, ns, EntityLookup(name="Alice Johnson", neighbours=10))
     assert {(n.name, n.asserted) for n in entity.neighbours} == {("Microsoft", True), ("Seattle", True)}
-    memories = service.list_documents(ctx, ns).items
+    memories = service.list_memories(ctx, ns).items
     assert {m.source for m in memories} == {f"agent:{ctx.credential_id or 'operator'}:{op}"
                                             for op in ("create_entities", "create_relations", "add_observations")}
 
 
 def test_creating_again_adds_nothing_and_a_stated_type_wins_over_the_vote(service: MemoryService,
                                                                          ctx: CallerContext, ns: str) -> None:
-    service.add_document(ctx, ns, DocumentInput(content="Microsoft hired Dana Reyes in Seattle."))
+    service.add_memory(ctx, ns, DocumentInput(content="Microsoft hired Dana Reyes in Seattle."))
     voted = service.get_entity(ctx, ns, EntityLookup(name="Microsoft")).type
     people(service, ctx, ns)
     before = service.namespace_counts(ctx, ns)
@@ -87,7 +87,7 @@ def test_creating_again_adds_nothing_and_a_stated_type_wins_over_the_vote(servic
 
 
 def test_deletes_forget_only_what_agents_stated(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    service.add_document(ctx, ns, DocumentInput(content="Alice Johnson works at Contoso."))
+    service.add_memory(ctx, ns, DocumentInput(content="Alice Johnson works at Contoso."))
     people(service, ctx, ns)
     service.create_relations(ctx, ns, RelationsChange(relations=[
         relation("Alice Johnson", "WORKS_AT", "Microsoft"), relation("Alice Johnson", "LIVES_IN", "Seattle")]))
@@ -117,7 +117,7 @@ def test_deletes_forget_only_what_agents_stated(service: MemoryService, ctx: Cal
     assert "WORKS_AT" in {t.predicate for t in forgotten.items}
     # an assertion memory all of whose statements are deleted is forgotten as a whole
     assert all(m.source is None or not m.source.endswith("create_relations")
-               for m in service.list_documents(ctx, ns).items)
+               for m in service.list_memories(ctx, ns).items)
 
 
 def test_reads_are_bounded_and_page_with_a_cursor(service: MemoryService, ctx: CallerContext, ns: str) -> None:

@@ -130,7 +130,7 @@ def neighbour(runtime: Runtime, gold_ns: str) -> str:
     an agent also asserted triples."""
     namespace = f"{gold_ns}-next-door"
     ctx = CallerContext.for_namespaces(namespace)
-    runtime.service.add_documents(ctx, namespace, [
+    runtime.service.add_memories(ctx, namespace, [
         DocumentInput(content="Sofia Lindqvist is the CEO of Corvid Works. Project Falcon uses Kafka."),
         DocumentInput(content="Marcus Oyelaran moved to Porto and works with Sofia Lindqvist on Project Falcon.")])
     assert not runtime.service.create_relations(ctx, namespace, RelationsChange(relations=NEXT_DOOR)).skipped
@@ -142,7 +142,7 @@ def agents(runtime: Runtime, gold_ns: str, neighbour: str) -> str:
     """A namespace with memories and triples an agent asserted about them (the gold set has none)."""
     namespace = f"{gold_ns}-agents"
     ctx = CallerContext.for_namespaces(namespace)
-    runtime.service.add_documents(ctx, namespace, [
+    runtime.service.add_memories(ctx, namespace, [
         DocumentInput(content="Sofia Lindqvist of Corvid Works met Marcus Oyelaran in Porto about Project Falcon.")])
     stated = {"Sofia Lindqvist": "person", "Corvid Works": "organization", "Marcus Oyelaran": "person",
               "Porto": "place", "Project Falcon": "project"}

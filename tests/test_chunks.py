@@ -77,7 +77,7 @@ def test_a_later_chunk_reads_its_turn_header() -> None:
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> str:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields)).id
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document.id
 
 
 @pytest.mark.parametrize("signal", ["vector", "fulltext"])
@@ -86,7 +86,7 @@ def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
     other_ns = f"{ns}-other"
     other = CallerContext.for_namespaces(other_ns)
     v1 = add(service, ctx, ns, "Ilse: the winter freeze starts on the fifteenth.", path="plans/winter")
-    v2 = service.update_document(ctx, v1, UpdateInput(content="Ilse: the winter freeze starts on the tenth.")).id
+    v2 = service.update_memory(ctx, v1, UpdateInput(content="Ilse: the winter freeze starts on the tenth.")).document.id
     kept = add(service, ctx, ns, "Kofi: the winter freeze worries Ilse.", source="chat")
     soft = add(service, ctx, ns, "Sam: the winter freeze is early this year.")
     redacted = add(service, ctx, ns, "Sam: the winter freeze secret plan.")
@@ -111,7 +111,7 @@ def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
     assert found() == {v2, kept}
     assert found(View(include_superseded=True)) == {v1, v2, kept}
     assert found(View(include_forgotten=True)) == {v2, kept, soft}  # the redacted one keeps no text nor vector
-    v1_at = service.get_document(ctx, v1).recorded_at
+    v1_at = service.get_version(ctx, v1).recorded_at
     assert found(View(as_of=v1_at)) == {v1}
     assert found(filters=SearchFilters(path="plans%")) == {v2}
     assert found(filters=SearchFilters(source="chat")) == {kept}
@@ -132,12 +132,12 @@ def test_document_search_ranks_a_memory_by_its_own_signals(service: MemoryServic
     marathon = add(service, ctx, ns, TURN)
     add(service, ctx, ns, "Sam (9:00 am on 3 March 2025): My knee hurts after football.")
     add(service, ctx, ns, "Kofi (9:05 am on 3 March 2025): I like tea in the morning.")
-    hits = service.search_documents(ctx, SearchRequest(query="Kofi knee marathon", limit=3, explain=True))
+    hits = service.search_memories(ctx, SearchRequest(query="Kofi knee marathon", limit=3, explain=True))
     assert hits[0].document_id == marathon
     signals = {s.signal for s in hits[0].signals or []}
     assert {Signal.memory_vector, Signal.memory_fulltext, Signal.facts} <= signals
     assert hits[0].facts and all(f.citation.document_id == marathon for f in hits[0].facts)
-    assert service.search_documents(ctx, SearchRequest(query="Kofi knee marathon", limit=3))[0].signals is None
+    assert service.search_memories(ctx, SearchRequest(query="Kofi knee marathon", limit=3))[0].signals is None
     # fact search: asked for, the memory prior lifts the memory's best fact; by default it is off
     facts = service.search(ctx, SearchRequest(query="Kofi knee marathon", limit=5, explain=True,
                                               weights=FusionWeights(memory=1.0)))
@@ -166,17 +166,17 @@ def test_stored_neighbours_bring_in_the_answer_to_a_question(runtime: Runtime, s
                                                              ctx: CallerContext, ns: str) -> None:
     other = CallerContext.for_namespaces(f"{ns}-b")
     first = add(service, ctx, ns, "Ilse (8:40 pm on 17 August 2025): Welcome back from Copenhagen!")
-    batch = service.add_documents(ctx, ns, [DocumentInput(content=c) for c in (
+    batch = [c.document for c in service.add_memories(ctx, ns, [DocumentInput(content=c) for c in (
         "Ilse (8:40 pm on 17 August 2025): Every bakery?? How many bakeries was that?",
         "Kofi (8:40 pm on 17 August 2025): Eleven.",
-        "Kofi (8:40 pm on 17 August 2025): It rained four days out of five.")])
+        "Kofi (8:40 pm on 17 August 2025): It rained four days out of five.")])]
     add(service, other, f"{ns}-b", "Sam: the other namespace stores its own turns.")
     question, answer, rain = (d.id for d in batch)
     with graph_driver(runtime) as driver:
         links = query(driver, "MATCH (d:Document)-[:FOLLOWS]->(p:Document) WHERE d.namespace = $ns "
                               "RETURN d.id AS d, p.id AS p", ns=ns)
     assert {(r["d"], r["p"]) for r in links} == {(question, first), (answer, question), (rain, answer)}
-    hits = service.search_documents(ctx, SearchRequest(query="How many bakeries?", limit=4, explain=True,
+    hits = service.search_memories(ctx, SearchRequest(query="How many bakeries?", limit=4, explain=True,
                                                        namespaces=[ns]))
     ranked = [h.document_id for h in hits]
     assert ranked[0] == question and answer in ranked
@@ -184,14 +184,14 @@ def test_stored_neighbours_bring_in_the_answer_to_a_question(runtime: Runtime, s
     assert Signal.memory_context in {s.signal for s in found.signals or []}
     # a forgotten neighbour stays out, and the link leads nowhere outside the view
     service.forget(ctx, answer, ForgetRequest(mode=ForgetMode.soft))
-    assert answer not in [h.document_id for h in service.search_documents(
+    assert answer not in [h.document_id for h in service.search_memories(
         ctx, SearchRequest(query="How many bakeries?", limit=4, namespaces=[ns]))]
     # notes are not turns: stored order links them, but a note's neighbours are not brought in
     notes = f"{ns}-notes"
     note_ctx = CallerContext.for_namespaces(notes)
-    service.add_documents(note_ctx, notes, [DocumentInput(content=c) for c in (
+    service.add_memories(note_ctx, notes, [DocumentInput(content=c) for c in (
         "How many bakeries are there in Leeds?", "Eleven.", "The river path is closed.")])
-    hits = service.search_documents(note_ctx, SearchRequest(query="How many bakeries?", limit=3, explain=True,
+    hits = service.search_memories(note_ctx, SearchRequest(query="How many bakeries?", limit=3, explain=True,
                                                             namespaces=[notes]))
     assert hits and all(Signal.memory_context not in {s.signal for s in h.signals or []} for h in hits)
 

@@ -43,11 +43,11 @@ def cli(runtime: Runtime, *args: str, settings: dict[str, str] | None = None) ->
 @pytest.fixture
 def stored(runtime: Runtime, ns: str) -> dict[str, str]:
     ctx = CallerContext.for_namespaces(ns)
-    first = runtime.service.add_document(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon.",
-                                                                title="Falcon lead"))
-    second = runtime.service.update_document(ctx, first.id, UpdateInput(
-        content="Priya Raman leads Project Falcon in Osaka."))
-    runtime.service.add_document(ctx, ns, DocumentInput(content="Jonas Weber joined Project Falcon."))
+    first = runtime.service.add_memory(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon.",
+                                                                title="Falcon lead")).document
+    second = runtime.service.update_memory(ctx, first.id, UpdateInput(
+        content="Priya Raman leads Project Falcon in Osaka.")).document
+    runtime.service.add_memory(ctx, ns, DocumentInput(content="Jonas Weber joined Project Falcon."))
     return {"first": first.id, "latest": second.id}
 
 
@@ -55,8 +55,9 @@ def test_without_a_namespace_the_cli_reads_every_namespace(runtime: Runtime, tmp
     """On a database of its own: "every namespace" is the whole store's."""
     with new_database(runtime) as database, Runtime.open(make_settings(tmp_path, **database)) as store:
         both = CallerContext.for_namespaces("alpha", "beta")
-        store.service.add_document(both, "alpha", DocumentInput(content="The Harbour Guild runs the Eastmere yard."))
-        falcon = store.service.add_document(both, "beta", DocumentInput(content="Priya Raman leads Project Falcon."))
+        store.service.add_memory(both, "alpha", DocumentInput(content="The Harbour Guild runs the Eastmere yard."))
+        falcon = store.service.add_memory(both, "beta",
+                                          DocumentInput(content="Priya Raman leads Project Falcon.")).document
         table = cli(store, "search", "Who leads Project Falcon?", settings=database)
         assert table.returncode == 0, table.stderr
         assert "in alpha, beta" in table.stdout and "Priya Raman leads Project Falcon." in table.stdout
@@ -117,8 +118,8 @@ def test_export_in_three_formats(runtime: Runtime, ns: str, stored: dict[str, st
 
 def test_tables_show_stored_text_as_written(runtime: Runtime, ns: str) -> None:
     title = "Deploy [grpc] notes :bug:"  # Rich would read the brackets as a style and the colons as an emoji
-    memory = runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(
-        title=title, content="We use [grpc] between services. Read [docs](https://example.com) first."))
+    memory = runtime.service.add_memory(CallerContext.for_namespaces(ns), ns, DocumentInput(
+        title=title, content="We use [grpc] between services. Read [docs](https://example.com) first.")).document
     searched = cli(runtime, "search", "grpc between services", "-n", ns)
     assert searched.returncode == 0, searched.stderr
     assert title in searched.stdout and "[grpc]" in searched.stdout.split(title, 1)[1], searched.stdout
@@ -135,7 +136,7 @@ def test_a_cell_is_one_line_of_bounded_length(runtime: Runtime, ns: str) -> None
     assert _cell(long).plain == long[:CELL_CHARS - 1] + "…"
     assert _cell("x" * CELL_CHARS).plain == "x" * CELL_CHARS
     rows = "".join(f"| team {i} | ships feature {i} |\n" for i in range(60))
-    runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(
+    runtime.service.add_memory(CallerContext.for_namespaces(ns), ns, DocumentInput(
         content=f"Team features.\n\n| team | feature |\n|---|---|\n{rows}"))
     searched = cli(runtime, "search", "which team ships feature 7", "-n", ns, "--limit", "1")
     assert searched.returncode == 0, searched.stderr
@@ -145,9 +146,9 @@ def test_a_cell_is_one_line_of_bounded_length(runtime: Runtime, ns: str) -> None
 
 def test_stats_counts_memories_and_their_versions(runtime: Runtime, ns: str) -> None:
     ctx = CallerContext.for_namespaces(ns)
-    first = runtime.service.add_document(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon."))
-    second = runtime.service.update_document(ctx, first.id, UpdateInput(content="Priya Raman leads Falcon."))
-    runtime.service.update_document(ctx, second.id, UpdateInput(content="Priya Raman leads Falcon in Osaka."))
+    first = runtime.service.add_memory(ctx, ns, DocumentInput(content="Priya Raman leads Project Falcon.")).document
+    second = runtime.service.update_memory(ctx, first.id, UpdateInput(content="Priya Raman leads Falcon.")).document
+    runtime.service.update_memory(ctx, second.id, UpdateInput(content="Priya Raman leads Falcon in Osaka."))
     rows = json.loads(cli(runtime, "stats", "--json").stdout)
     mine = next(r for r in rows if r["namespace"] == ns)
     assert (mine["memories"], mine["versions"]) == (1, 3) and mine["facts"] >= 3 and mine["entities"] >= 2

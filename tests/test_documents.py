@@ -27,15 +27,15 @@ from helpers import counts, query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str, **fields: Any) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content, **fields))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content, **fields)).document
 
 
 def listing(service: MemoryService, ctx: CallerContext, ns: str, **options: Any) -> DocumentPage:
-    return service.list_documents(ctx, ns, DocumentListOptions(**options))
+    return service.list_memories(ctx, ns, DocumentListOptions(**options))
 
 
 def inputs(rows: list[dict[str, Any]]) -> list[DocumentInput]:
@@ -71,7 +71,7 @@ def test_add_stores_document_and_sentence_facts(service: MemoryService, ctx: Cal
     assert isinstance(stored["m"], str)  # metadata is a JSON string: neither engine stores maps
     assert isinstance(stored["t"], int) and stored["t"] == doc.recorded_at
 
-    got = service.get_document(ctx, doc.id)
+    got = service.get_version(ctx, doc.id)
     assert got.content == content and got.metadata == {"topic": "people", "stars": 3, "score": 0.5, "ok": True}
     assert got.title == "Alice" and got.source == "notes/alice.md"
 
@@ -99,7 +99,7 @@ def test_list_default_view_hides_old_and_forgotten(service: MemoryService, ctx: 
     new = update(service, ctx, old.id, "New text.")
     gone = add(service, ctx, ns, "Forgotten text.")
     service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.soft))
-    current = {d.id for d in service.list_documents(ctx, ns).items}
+    current = {d.id for d in service.list_memories(ctx, ns).items}
     assert current == {kept.id, new.id}
     everything = listing(service, ctx, ns, view=View(include_superseded=True, include_forgotten=True))
     assert {d.id for d in everything.items} == {kept.id, old.id, new.id, gone.id}
@@ -121,11 +121,11 @@ def test_same_request_id_same_content_returns_original(service: MemoryService, c
 def test_same_request_id_different_request_conflicts(service: MemoryService, ctx: CallerContext, ns: str,
                                                      graph: neo4j.Driver, change: dict[str, object]) -> None:
     base: dict[str, object] = {"content": "Retry me.", "title": "t", "metadata": {"a": 1}}
-    service.add_document(ctx, ns, DocumentInput(request_id="req-conflict", **base))
+    service.add_memory(ctx, ns, DocumentInput(request_id="req-conflict", **base))
     before = counts(graph, ns)
     changed = DocumentInput(request_id="req-conflict", **{**base, **change})
     with pytest.raises(Conflict) as raised:
-        service.add_document(ctx, ns, changed)
+        service.add_memory(ctx, ns, changed)
     assert "next_step" in raised.value.details
     assert counts(graph, ns) == before
 
@@ -152,7 +152,7 @@ def test_concurrent_adds_with_one_request_id_make_one_document(service: MemorySe
 
 
 def test_unknown_id_is_not_found(service: MemoryService, ctx: CallerContext) -> None:
-    for call in (lambda: service.get_document(ctx, "no-such-id"),
+    for call in (lambda: service.get_version(ctx, "no-such-id"),
                  lambda: service.history(ctx, "no-such-id"),
                  lambda: update(service, ctx, "no-such-id", "x"),
                  lambda: service.forget(ctx, "no-such-id", ForgetRequest(mode=ForgetMode.soft)),
@@ -165,7 +165,7 @@ def test_batch_add_is_one_write(service: MemoryService, ctx: CallerContext, ns: 
     first = add(service, ctx, ns, "Sent before.", request_id="batch-req-0")
     items = [DocumentInput(content=f"Batch item {i}. Second sentence {i}.") for i in range(50)]
     items.append(DocumentInput(content="Sent before.", request_id="batch-req-0"))
-    docs = service.add_documents(ctx, ns, items)
+    docs = [c.document for c in service.add_memories(ctx, ns, items)]
     assert len(docs) == 51 and docs[-1].id == first.id and len({d.id for d in docs}) == 51
     # nodes: documents, facts, a chunk each, the namespace's StoredTail; edges: CONTAINS (facts and chunks),
     # FOLLOWS (stored order)
@@ -177,11 +177,11 @@ def test_batch_add_is_one_write(service: MemoryService, ctx: CallerContext, ns: 
     assert raised.value.message.startswith("items.1.content")
     changed = inputs([{"content": "new"}, {"content": "changed", "request_id": "batch-req-0"}])
     with pytest.raises(Conflict):
-        service.add_documents(ctx, ns, changed)
+        service.add_memories(ctx, ns, changed)
     with pytest.raises(InvalidInput):
-        service.add_documents(ctx, ns, inputs([{"content": "x", "request_id": "dup-req-01"}] * 2))
+        service.add_memories(ctx, ns, inputs([{"content": "x", "request_id": "dup-req-01"}] * 2))
     with pytest.raises(InvalidInput):
-        service.add_documents(ctx, ns, inputs([{"content": "x"}] * 1001))
+        service.add_memories(ctx, ns, inputs([{"content": "x"}] * 1001))
     with pytest.raises(InvalidInput):
-        service.add_documents(ctx, ns, [])
+        service.add_memories(ctx, ns, [])
     assert counts(graph, ns) == before

@@ -103,7 +103,7 @@ def test_runtime_attaches_to_running_engine_and_leaves_it(data_dir: Path) -> Non
     try:
         assert not runtime.owns_engine
         ctx = CallerContext.for_namespaces("attach")
-        assert runtime.service.add_document(ctx, "attach", DocumentInput(content="Attached.")).version == 1
+        assert runtime.service.add_memory(ctx, "attach", DocumentInput(content="Attached.")).document.version == 1
     finally:
         runtime.close()
     assert engine.status().running and engine.status().state == state  # not stopped by a mere attacher
@@ -259,7 +259,7 @@ def test_a_killed_engine_is_restarted_by_its_owner_and_a_foreign_one_only_report
                                     by=OPERATOR)[1]
     auth = {"Authorization": f"Bearer {token}"}
     ctx = CallerContext.for_namespaces("w")
-    before = runtime.service.add_document(ctx, "w", DocumentInput(content="Written before the outage."))
+    before = runtime.service.add_memory(ctx, "w", DocumentInput(content="Written before the outage.")).document
     stop = runtime.start_serving()
     try:
         with TestClient(create_app(runtime=runtime)) as client, caplog.at_level("INFO", logger="graphmem"):
@@ -281,14 +281,14 @@ def test_a_killed_engine_is_restarted_by_its_owner_and_a_foreign_one_only_report
             assert down.status_code == 503 and "exited" in down.json()["reason"]
             assert engine.password() not in down.text
             with pytest.raises(Unavailable):
-                runtime.service.get_document(ctx, before.id)
+                runtime.service.get_version(ctx, before.id)
             assert time.monotonic() - killed < 5
             assert client.get("/ready").status_code == 503 and client.get("/ready").json()["status"] == "restarting"
             until(lambda: client.post("/v1/remember", headers=auth, json={
                 "content": "Written after the restart.", "scope": "w"}).status_code == 201, 30)
             found = client.get("/v1/memories/search", headers=auth, params={"query": "restart", "scope": "w"})
             assert found.status_code == 200 and time.monotonic() - killed < 30
-            assert runtime.service.get_document(ctx, before.id).content == "Written before the outage."
+            assert runtime.service.get_version(ctx, before.id).content == "Written before the outage."
             assert client.get("/health").json()["engine"]["owned"] is True
             assert "the bundled engine exited" in caplog.text and "running again" in caplog.text
 

@@ -12,7 +12,7 @@ from graphmem.service import MemoryService
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, text: str) -> str:
-    return service.add_document(ctx, ns, DocumentInput(content=text)).id
+    return service.add_memory(ctx, ns, DocumentInput(content=text)).document.id
 
 
 def test_an_entity_by_id_and_by_name_with_bounded_lists(service: MemoryService, ctx: CallerContext,
@@ -56,7 +56,7 @@ def test_a_shared_fact_is_a_step_and_old_versions_join_nothing(service: MemorySe
     add(service, ctx, ns, "Ben Ortiz lives in Madrid.")
     found = service.find_path(ctx, ns, PathRequest(source="Ada Park", target="Ben Ortiz"))
     assert found.hops == 1 and found.paths[0].steps[0].via == "fact"
-    service.update_document(ctx, memory, UpdateInput(content="Ada Park attended the Lisbon summit alone."))
+    service.update_memory(ctx, memory, UpdateInput(content="Ada Park attended the Lisbon summit alone."))
     after = service.find_path(ctx, ns, PathRequest(source="Ada Park", target="Ben Ortiz"))
     assert after.paths == []
     history = service.find_path(ctx, ns, PathRequest(source="Ada Park", target="Ben Ortiz",

@@ -59,11 +59,11 @@ NASTY_DOCUMENT = "Zoë's \"quoted\" note: back\\slash, tab\t, bell\x07, RLO\u202
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 def add_all(service: MemoryService, ctx: CallerContext, ns: str, contents: list[str]) -> list[Document]:
-    return service.add_documents(ctx, ns, [DocumentInput(content=content) for content in contents])
+    return [c.document for c in service.add_memories(ctx, ns, [DocumentInput(content=content) for content in contents])]
 
 
 def request(seed: Any, caps: Any, view: View = CURRENT, cursor: str | None = None) -> ExportRequest:
@@ -165,8 +165,8 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Calls:
 def chain(service: MemoryService, ctx: CallerContext, ns: str) -> tuple[Document, Document, Document]:
     """v1 → v2 of one memory, and a forgotten memory about the same person."""
     v1 = add(service, ctx, ns, "Alice Johnson works at Microsoft. Alice Johnson lives in Seattle.", title="alice")
-    v2 = service.update_document(ctx, v1.id, UpdateInput(
-        content="Alice Johnson works at Google. Alice Johnson lives in Seattle."))
+    v2 = service.update_memory(ctx, v1.id, UpdateInput(
+        content="Alice Johnson works at Google. Alice Johnson lives in Seattle.")).document
     gone = add(service, ctx, ns, "Alice Johnson visited Lisbon.")
     service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.soft))
     return v1, v2, gone
@@ -345,7 +345,7 @@ def test_include_forgotten_and_as_of_views(service: MemoryService, ctx: CallerCo
                  View(include_forgotten=True, include_superseded=True)):
         result = export(service, ctx, ns, {"kind": "ids", "ids": [v1.id, v2.id, gone.id]}, {"depth": 1},
                         view=view)
-        listed = {d.id for d in service.list_documents(ctx, ns, DocumentListOptions(view=view)).items}
+        listed = {d.id for d in service.list_memories(ctx, ns, DocumentListOptions(view=view)).items}
         assert {n.id for n in result.nodes if n.kind == "document"} == listed
         assert all(n.kind != "unavailable" for n in result.nodes) == view.include_superseded
 
@@ -627,7 +627,7 @@ def test_a_fact_and_its_document_share_their_view_flags(service: MemoryService, 
     redacted = add(service, ctx, ns, "Carol Diaz approved the Lisbon budget. Carol Diaz signed it.")
     service.forget(ctx, kept.id, ForgetRequest(mode=ForgetMode.soft))
     service.restore(ctx, kept.id)
-    service.update_document(ctx, kept.id, UpdateInput(content="Bob Stone runs the Bergen office now."))
+    service.update_memory(ctx, kept.id, UpdateInput(content="Bob Stone runs the Bergen office now."))
     service.forget(ctx, redacted.id, ForgetRequest(mode=ForgetMode.redact))
     rows = query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact) WHERE d.namespace = $ns "
                         "RETURN d.is_latest = f.is_latest AND d.is_forgotten = f.is_forgotten "
@@ -822,7 +822,7 @@ def test_cursor_pins_the_view_and_the_query_seeds(service: MemoryService, ctx: C
     assert sorted(n.id for n in before.nodes if n.depth == 0) == sorted(hits)
     first = export(service, ctx, ns, seed, caps)
     # memories change between pages: later pages still show the graph as of the first page
-    service.update_document(ctx, hub[0].id,
+    service.update_memory(ctx, hub[0].id,
                             UpdateInput(content="Team Atlas streams its audit events through Pulsar now."))
     add_all(service, ctx, ns, [f"Team {n} also streams audit events through Kafka." for n in ("Nova", "Orion", "Pike")])
     pages = [first]

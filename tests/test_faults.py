@@ -122,7 +122,7 @@ def test_a_write_while_the_engine_is_down_is_503_and_leaves_nothing_half_written
             stored = client.post("/v1/remember", headers=auth, json=write)
             again = client.post("/v1/remember", headers=auth, json=write)
             assert stored.status_code == 201 and again.json()["id"] == stored.json()["id"]
-            assert len(runtime.service.list_documents(CallerContext.for_namespaces(NS), NS).items) == 1
+            assert len(runtime.service.list_memories(CallerContext.for_namespaces(NS), NS).items) == 1
     finally:
         stop()
         runtime.close()

@@ -31,11 +31,11 @@ from mcp_helpers import credential, session
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str, mode: str,
@@ -61,9 +61,9 @@ def test_soft_forget_hides_and_restore_brings_back(service: MemoryService, ctx: 
                         "d.content AS content", c=v1.id)
     assert all(r["df"] and r["ff"] and r["t"] and r["content"] for r in rows)
     assert counts(graph, ns) == nodes_before  # nothing deleted
-    assert service.list_documents(ctx, ns).total == 0
-    assert service.list_documents(ctx, ns, DocumentListOptions(view=View(include_forgotten=True))).total == 1
-    assert service.get_document(ctx, v2.id).is_forgotten
+    assert service.list_memories(ctx, ns).total == 0
+    assert service.list_memories(ctx, ns, DocumentListOptions(view=View(include_forgotten=True))).total == 1
+    assert service.get_version(ctx, v2.id).is_forgotten
 
     again = forget(service, ctx, v2.id, "soft")  # idempotent
     assert (again.documents, again.facts) == (0, 0)
@@ -74,7 +74,7 @@ def test_soft_forget_hides_and_restore_brings_back(service: MemoryService, ctx: 
 
     restored = service.restore(ctx, v1.id)
     assert restored.id == v2.id and not restored.is_forgotten and restored.restored_at
-    assert service.list_documents(ctx, ns).total == 1
+    assert service.list_memories(ctx, ns).total == 1
     flags = query(graph, "MATCH (d:Document {chain_id: $c})-[:CONTAINS]->(f:Fact) "
                          "RETURN collect(DISTINCT d.is_forgotten) + collect(DISTINCT f.is_forgotten) AS x",
                   c=v1.id)
@@ -102,7 +102,7 @@ def test_redact_removes_text_keeps_lineage(service: MemoryService, ctx: CallerCo
     assert query(graph, "MATCH (:Document {id: $a})-[r:PREVIOUS_VERSION]->(:Document {id: $b}) "
                         "RETURN count(r) AS c", a=v2.id, b=v1.id) == [{"c": 1}]
 
-    got = service.get_document(ctx, v2.id)
+    got = service.get_version(ctx, v2.id)
     assert got.is_redacted and got.content is None and got.is_forgotten
     assert [h.version for h in service.history(ctx, v1.id).items] == [2, 1]
     again = forget(service, ctx, v2.id, "redact")
@@ -128,7 +128,7 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
     leftovers = query(graph, "MATCH (r:Receipt) WHERE r.namespace = $ns RETURN keys(r) AS k", ns=ns)
     assert all(not {"content", "text", "title", "metadata"} & set(r["k"]) for r in leftovers)
     with pytest.raises(NotFound):
-        service.get_document(ctx, v2.id)
+        service.get_version(ctx, v2.id)
     with pytest.raises(NotFound):
         service.restore(ctx, v2.id)
     with pytest.raises(NotFound):  # a repeat without the request id finds nothing
@@ -140,7 +140,7 @@ def test_hard_delete_removes_the_whole_chain(service: MemoryService, ctx: Caller
             metadata={"who": "me"}, source="people/alice-smith.md", request_id="chain-add-1")
     with pytest.raises(Forbidden):  # a reader cannot replay the delete to learn its result
         forget(service, CallerContext(read=frozenset({ns})), v1.id, "hard", request_id="hard-del-01")
-    assert service.get_document(ctx, keep.id).content == "Unrelated memory stays."
+    assert service.get_version(ctx, keep.id).content == "Unrelated memory stays."
 
 
 def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext, ns: str) -> None:
@@ -148,7 +148,7 @@ def test_forget_rejects_unknown_mode(service: MemoryService, ctx: CallerContext,
     with pytest.raises(InvalidInput) as raised:
         parse(ForgetRequest, {"mode": "shred"})
     assert "mode" in raised.value.message
-    assert not service.get_document(ctx, doc.id).is_forgotten
+    assert not service.get_version(ctx, doc.id).is_forgotten
 
 
 def test_concurrent_hard_forgets_with_one_request_id_agree(service: MemoryService, ctx: CallerContext,

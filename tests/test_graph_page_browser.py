@@ -270,7 +270,7 @@ def corpora(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> dict[
     documents ingested as the CLI ingests files (a document's title is its first heading)."""
     names = {kind: f"page-{kind}-{uuid.uuid4().hex[:6]}" for kind in ("notes", "docs")}
     notes = CallerContext.for_namespaces(names["notes"])
-    runtime.service.add_documents(notes, names["notes"], [DocumentInput(content=text) for text in NOTES])
+    runtime.service.add_memories(notes, names["notes"], [DocumentInput(content=text) for text in NOTES])
     runtime.service.create_entities(notes, names["notes"], EntitiesCreate(entities=AGENT_ENTITIES))
     created = runtime.service.create_relations(notes, names["notes"], RelationsChange(relations=AGENT_RELATIONS))
     assert not created.skipped

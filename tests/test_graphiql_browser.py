@@ -18,7 +18,7 @@ from helpers import served
 
 def test_graphiql_runs_a_query_in_headless_chromium(runtime: Runtime) -> None:
     ns = f"gq-browser-{uuid.uuid4().hex[:6]}"
-    runtime.service.add_document(CallerContext.for_namespaces(ns), ns,
+    runtime.service.add_memory(CallerContext.for_namespaces(ns), ns,
                                  DocumentInput(content="Priya Raman leads Project Falcon in Lisbon."))
     _, token = runtime.identity.create(NewCredential(name="browser", scopes=[Scope.read], namespaces=[ns]), by=OPERATOR)
     with served(create_app(runtime=runtime)) as base, offline_page(base) as (page, outside):

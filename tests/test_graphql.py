@@ -78,7 +78,7 @@ def test_previous_version_through_the_loader(client: TestClient, auth: Headers, 
     ctx, _ = runtime.identity.context(runtime.identity.authenticate(auth["Authorization"][7:]), ns)
     from graphmem.model import UpdateInput
 
-    second = runtime.service.update_document(ctx, first["id"], UpdateInput(content="Jonas works in Osaka."))
+    second = runtime.service.update_memory(ctx, first["id"], UpdateInput(content="Jonas works in Osaka.")).document
     got = data(client, auth, """query($id: ID!) { memory(id: $id) { version parentMemoryId
         previousVersion { id version content previousVersion { id } } } }""", id=second.id)["memory"]
     assert got["version"] == 2 and got["parentMemoryId"] == first["id"]

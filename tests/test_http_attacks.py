@@ -123,12 +123,12 @@ def world(runtime: Runtime) -> Iterator[tuple[TestClient, World]]:
     service = runtime.service
     victim = CallerContext.for_namespaces(b)
     secret_text = f"Quartz ledger {uuid.uuid4().hex} belongs to Vera Quartz."
-    b_memory = service.add_document(victim, b, DocumentInput(content=secret_text, title="vault-title")).id
+    b_memory = service.add_memory(victim, b, DocumentInput(content=secret_text, title="vault-title")).document.id
     service.save_handoff(victim, b, HandoffInput(project="vault/plan", goal="Guard the vault", expected_version=0,
                                                  request_id="req-victim-1", summary="victim summary"))
-    b_job = service.submit_documents(victim, b, [DocumentInput(content="Victim job memory.")]).id
+    b_job = service.submit_memories(victim, b, [DocumentInput(content="Victim job memory.")]).id
     attacker = CallerContext.for_namespaces(a)
-    a_memory = service.add_document(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).id
+    a_memory = service.add_memory(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).document.id
 
     def make(namespaces: list[str], scopes: list[Scope]) -> str:
         new = NewCredential(name="attack", scopes=scopes, namespaces=namespaces)
@@ -170,7 +170,7 @@ def test_attack(world: tuple[TestClient, World], route: Route, case: str, runtim
 def test_b_is_untouched(world: tuple[TestClient, World], runtime: Runtime) -> None:
     _, w = world
     victim = CallerContext.for_namespaces(w.b)
-    memory = runtime.service.get_document(victim, w.b_memory)
+    memory = runtime.service.get_version(victim, w.b_memory)
     assert memory.content and memory.content.startswith("Quartz ledger") and not memory.is_forgotten
     assert runtime.service.namespace_counts(victim, w.b).documents == 1
     assert runtime.service.get_handoff(victim, w.b, "vault/plan").version == 1

@@ -65,7 +65,7 @@ def test_rate_limits(runtime: Runtime, ns: str) -> None:
     still pass, and the window recovers. The window is a moving one that starts at the first write: that
     write must not be the one that loads spaCy in this test process (about 2 s), or the window has moved on
     by the third."""
-    runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(content="Warm up."))
+    runtime.service.add_memory(CallerContext.for_namespaces(ns), ns, DocumentInput(content="Warm up."))
     limited = Identity(runtime.identity.credentials, RateLimits(reads=50, writes=2, window_s=3,
                                                                 storage_uri="memory://"), "default",
                        runtime.service.every_namespace)

@@ -50,7 +50,7 @@ def edge_counts(graph: neo4j.Driver, ns: str) -> dict[str, int]:
 
 def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService, ctx: CallerContext,
                                                          ns: str, graph: neo4j.Driver) -> None:
-    added = service.add_document(ctx, ns, doc(TEXT))
+    added = service.add_memory(ctx, ns, doc(TEXT)).document
     assert label_counts(graph, ns) == {"Document": 1, "Fact": 3, "Chunk": 1, "Entity": 5, "Person": 2,
                                        "Organization": 1, "Place": 1, "Technology": 1, "StoredTail": 1,
                                        "Alias": 2}  # a person's first and last name (ingest/aliases.py)
@@ -80,25 +80,25 @@ def test_one_ingestion_writes_exactly_the_expected_graph(service: MemoryService,
 
 def test_reingestion_changes_nothing(service: MemoryService, ctx: CallerContext, ns: str,
                                      graph: neo4j.Driver) -> None:
-    first = service.add_document(ctx, ns, doc(TEXT))
+    first = service.add_memory(ctx, ns, doc(TEXT)).document
     before = counts(graph, ns)
-    again = service.add_document(ctx, ns, doc(TEXT.replace(" ", "  ") + "\n", request_id="reingest-01"))
+    again = service.add_memory(ctx, ns, doc(TEXT.replace(" ", "  ") + "\n", request_id="reingest-01")).document
     assert again.id == first.id and counts(graph, ns) == before
     outcome = ingested(service, ctx, ns, TEXT)
     assert outcome.change is Change.unchanged
     assert ingested_document(outcome).id == first.id and counts(graph, ns) == before
-    batch = service.add_documents(ctx, ns, [doc(TEXT), doc(TEXT)])
+    batch = [c.document for c in service.add_memories(ctx, ns, [doc(TEXT), doc(TEXT)])]
     assert {d.id for d in batch} == {first.id} and counts(graph, ns) == before
 
 
 def test_old_or_forgotten_matches_make_a_new_document(service: MemoryService, ctx: CallerContext,
                                                       ns: str) -> None:
-    v1 = service.add_document(ctx, ns, doc("Bob moved to Berlin."))
-    service.update_document(ctx, v1.id, UpdateInput(content="Bob moved to Munich."))
-    fresh = service.add_document(ctx, ns, doc("Bob moved to Berlin."))  # only an old version holds it
+    v1 = service.add_memory(ctx, ns, doc("Bob moved to Berlin.")).document
+    service.update_memory(ctx, v1.id, UpdateInput(content="Bob moved to Munich."))
+    fresh = service.add_memory(ctx, ns, doc("Bob moved to Berlin.")).document  # only an old version holds it
     assert fresh.id != v1.id and fresh.version == 1
     service.forget(ctx, fresh.id, ForgetRequest(mode=ForgetMode.soft))
-    third = service.add_document(ctx, ns, doc("Bob moved to Berlin."))  # only a forgotten memory holds it
+    third = service.add_memory(ctx, ns, doc("Bob moved to Berlin.")).document  # only a forgotten memory holds it
     assert third.id not in (v1.id, fresh.id)
     with pytest.raises(Conflict):  # restoring would make two identical current memories
         service.restore(ctx, fresh.id)
@@ -110,7 +110,7 @@ def test_concurrent_identical_ingestions_make_one_document(service: MemoryServic
 
     def add(i: int) -> str:
         barrier.wait()
-        return service.add_document(ctx, ns, doc(TEXT, request_id=f"concurrent-{i:04d}")).id
+        return service.add_memory(ctx, ns, doc(TEXT, request_id=f"concurrent-{i:04d}")).document.id
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         ids = set(pool.map(add, range(4)))
@@ -124,7 +124,7 @@ def test_concurrent_ingestion_of_the_same_new_entity(service: MemoryService, ctx
 
     def add(i: int) -> str:
         barrier.wait()
-        return service.add_document(ctx, ns, doc(f"Zanzibar Labs hired person number {i}.")).id
+        return service.add_memory(ctx, ns, doc(f"Zanzibar Labs hired person number {i}.")).document.id
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert len(set(pool.map(add, range(4)))) == 4
@@ -137,10 +137,10 @@ def test_resolution_merges_variants_and_keeps_namespaces_apart(service: MemorySe
                                                                  graph: neo4j.Driver) -> None:
     other = f"{ns}-b"
     ctx = CallerContext.for_namespaces(ns, other)
-    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
-    service.add_document(ctx, ns, doc("The Acme Corp. fired Carol."))
-    service.add_document(ctx, ns, doc("Bob praised Acme Corp's culture."))
-    service.add_document(ctx, other, doc("Acme Corp hired Bob."))
+    service.add_memory(ctx, ns, doc("Acme Corp hired Bob."))
+    service.add_memory(ctx, ns, doc("The Acme Corp. fired Carol."))
+    service.add_memory(ctx, ns, doc("Bob praised Acme Corp's culture."))
+    service.add_memory(ctx, other, doc("Acme Corp hired Bob."))
     rows = query(graph, "MATCH (f:Fact)-[:MENTIONS]->(e:Entity {normalized_name: 'acme corp'}) "
                         "RETURN e.namespace AS ns, e.id AS id, count(f) AS mentions ORDER BY ns", )
     assert [(r["ns"], r["mentions"]) for r in rows if r["ns"] in (ns, other)] == [(ns, 3), (other, 1)]
@@ -155,13 +155,13 @@ def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph:
     settings = runtime.settings.model_copy(update={"similar_entity_cosine": 0.3})
     service = MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors)
     ctx = CallerContext.for_namespaces(ns)
-    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
-    service.add_document(ctx, ns, doc("Acme Corporation fired Carol."))
+    service.add_memory(ctx, ns, doc("Acme Corp hired Bob."))
+    service.add_memory(ctx, ns, doc("Acme Corporation fired Carol."))
     rows = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = $ns "
                         "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s", ns=ns)
     assert [(r["a"], r["b"]) for r in rows] == [("acme corporation", "acme corp")]
     assert 0.6 < rows[0]["s"] < 1.0
-    service.add_document(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve."))  # both new, one batch
+    service.add_memory(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve."))  # both new, one batch
     same_batch = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]-(b:Entity) WHERE a.namespace = $ns "
                               "AND a.normalized_name STARTS WITH 'zeta' RETURN count(r) AS c", ns=ns)
     assert same_batch == [{"c": 2}]  # one link, seen from both ends
@@ -173,18 +173,18 @@ def test_near_duplicates_are_linked_not_merged(runtime: Runtime, ns: str, graph:
 def test_a_known_entity_keeps_its_embedding(service: MemoryService, ctx: CallerContext, ns: str,
                                             graph: neo4j.Driver) -> None:
     """A later mention sends no vector for a known entity (the upsert writes it on create only)."""
-    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))
+    service.add_memory(ctx, ns, doc("Acme Corp hired Bob."))
     key = f"{ns}|acme corp"
     read = "MATCH (e:Entity {entity_key: $k}) RETURN e.embedding AS v, e.updated_at AS at"
     (before,) = query(graph, read, k=key)
-    service.add_document(ctx, ns, doc("Acme Corp fired Carol."))
+    service.add_memory(ctx, ns, doc("Acme Corp fired Carol."))
     (after,) = query(graph, read, k=key)
     assert after["at"] > before["at"]  # the entity was written again
     assert before["v"] and after["v"] == before["v"]
     assert service.pipeline.embedder.embed(["Acme Corp"])[0] == pytest.approx(after["v"])
     # one left without a vector (deleted and created again between a batch's read and its upsert) gets it back
     query(graph, "MATCH (e:Entity {entity_key: $k}) SET e.embedding = null", k=key)
-    service.add_document(ctx, ns, doc("Acme Corp hired Dan."))
+    service.add_memory(ctx, ns, doc("Acme Corp hired Dan."))
     (healed,) = query(graph, read, k=key)
     assert healed["v"] == before["v"]
 
@@ -202,7 +202,7 @@ def test_similarity_reads_beside_a_write_see_only_what_was_stored_before(runtime
     settings = runtime.settings.model_copy(update={"similar_entity_cosine": 0.3})
     service = MemoryService(runtime.store, settings, runtime.service.pipeline, runtime.service.core.cursors)
     ctx = CallerContext.for_namespaces(ns)
-    service.add_document(ctx, ns, doc("Acme Corp hired Bob."))  # stored before: the reads may find it
+    service.add_memory(ctx, ns, doc("Acme Corp hired Bob."))  # stored before: the reads may find it
     upserted = threading.Event()
     held: list[bool] = []
     run_chunked, candidates = Tx.run_chunked, write._candidates
@@ -219,7 +219,7 @@ def test_similarity_reads_beside_a_write_see_only_what_was_stored_before(runtime
 
     monkeypatch.setattr(Tx, "run_chunked", spy)
     monkeypatch.setattr(write, "_candidates", late)
-    service.add_document(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve. Acme Corporation paid."))
+    service.add_memory(ctx, ns, doc("Zeta Labs hired Dan. Zeta Laboratories fired Eve. Acme Corporation paid."))
     assert held and all(held)  # every read ran after the upsert, in the same transaction's lifetime
     links = query(graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = $ns "
                          "RETURN a.normalized_name AS a, b.normalized_name AS b", ns=ns)
@@ -231,10 +231,10 @@ def test_similarity_reads_beside_a_write_see_only_what_was_stored_before(runtime
 
 def test_type_follows_the_majority_and_the_label_follows_the_type(service: MemoryService, ctx: CallerContext,
                                                                   ns: str, graph: neo4j.Driver) -> None:
-    service.add_document(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here
+    service.add_memory(ctx, ns, doc("Jordan lives in Oslo."))  # spaCy: Jordan is a place here
     before = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l", k=f"{ns}|jordan")
-    service.add_document(ctx, ns, doc("Alex Smith met Jordan."))
-    service.add_document(ctx, ns, doc("Jordan works at Microsoft. Jordan wrote the report."))
+    service.add_memory(ctx, ns, doc("Alex Smith met Jordan."))
+    service.add_memory(ctx, ns, doc("Jordan works at Microsoft. Jordan wrote the report."))
     after = query(graph, "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l, "
                          "e.type_labels AS tl, e.type_counts AS tc", k=f"{ns}|jordan")
     assert len(after) == 1
@@ -246,8 +246,8 @@ def test_type_follows_the_majority_and_the_label_follows_the_type(service: Memor
 
 def test_update_versions_keep_their_own_extractions(service: MemoryService, ctx: CallerContext, ns: str,
                                                     graph: neo4j.Driver) -> None:
-    v1 = service.add_document(ctx, ns, doc("Bob moved to Berlin."))
-    v2 = service.update_document(ctx, v1.id, UpdateInput(content="Bob moved to Munich."))
+    v1 = service.add_memory(ctx, ns, doc("Bob moved to Berlin.")).document
+    v2 = service.update_memory(ctx, v1.id, UpdateInput(content="Bob moved to Munich.")).document
     rows = query(graph, "MATCH (d:Document)-[:CONTAINS]->(f:Fact)-[:MENTIONS]->(e:Entity) WHERE d.namespace = $ns "
                         "RETURN d.id AS d, collect(e.name) AS names", ns=ns)
     by_doc = {r["d"]: sorted(r["names"]) for r in rows}
@@ -262,8 +262,8 @@ def test_update_versions_keep_their_own_extractions(service: MemoryService, ctx:
 
 def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: MemoryService, ctx: CallerContext,
                                                                       ns: str, graph: neo4j.Driver) -> None:
-    keep = service.add_document(ctx, ns, doc("Bob works at Microsoft."))
-    gone = service.add_document(ctx, ns, doc("Bob moved to Berlin. Carol likes Neo4j."))
+    keep = service.add_memory(ctx, ns, doc("Bob works at Microsoft.")).document
+    gone = service.add_memory(ctx, ns, doc("Bob moved to Berlin. Carol likes Neo4j.")).document
     service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.hard))
     names = {r["n"] for r in query(graph, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.normalized_name AS n",
                                    ns=ns)}
@@ -271,7 +271,7 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     # what is left: the kept memory's fact and chunk, its mentions and triple; the FOLLOWS link went with it
     assert edge_counts(graph, ns) == {"CONTAINS": 2, "MENTIONS": 2, "RELATES": 1}
 
-    hidden = service.add_document(ctx, ns, doc("Bob visited Lisbon on Friday."))
+    hidden = service.add_memory(ctx, ns, doc("Bob visited Lisbon on Friday.")).document
     assert query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN f.attributes AS a",
                  id=hidden.id) == [{"a": ["DATE: Friday"]}]
     service.forget(ctx, hidden.id, ForgetRequest(mode=ForgetMode.redact))
@@ -287,7 +287,7 @@ def test_hard_delete_and_redact_remove_triples_embeddings_and_orphans(service: M
     # the redacted memory keeps its nodes, emptied: its fact and its chunk; it has no stored-order link, since
     # the memory stored just before it was the hard-deleted one (a hard delete leaves a gap)
     assert edge_counts(graph, ns) == {"CONTAINS": 4, "MENTIONS": 2, "RELATES": 1}
-    assert service.get_document(ctx, keep.id).content == "Bob works at Microsoft."
+    assert service.get_version(ctx, keep.id).content == "Bob works at Microsoft."
 
 
 def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Driver,
@@ -322,7 +322,7 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
     key, read = f"{ns}|jordan", "MATCH (e:Entity {entity_key: $k}) RETURN e.type AS t, labels(e) AS l"
     for i, kind in enumerate(["Place", "Person", "Person", "Place"]):
         monkeypatch.setattr(service.pipeline, "prepare", prepared(kind))
-        service.add_document(ctx, ns, doc(f"Jordan text {i}."))
+        service.add_memory(ctx, ns, doc(f"Jordan text {i}."))
         row = query(graph, read, k=key)[0]
         # a 1:1 tie keeps Place, Person then wins 2:1, and the 2:2 tie keeps Person (and its label)
         expected = ["Place", "Place", "Person", "Person"][i]
@@ -335,7 +335,7 @@ def test_type_flip_moves_the_label(runtime: Runtime, ns: str, graph: neo4j.Drive
     for i, missed in enumerate(["REMOVE e:Person SET e.type_label = null",
                                 "REMOVE e:Person SET e:Place, e.type_label = 'Place'"]):
         query(graph, f"MATCH (e:Entity {{entity_key: $k}}) {missed}", k=key)
-        service.add_document(ctx, ns, doc(f"Jordan text {4 + i}."))
+        service.add_memory(ctx, ns, doc(f"Jordan text {4 + i}."))
         assert relabelled[-1] == [key]
         row = query(graph, read, k=key)[0]
         assert row["t"] == "Person" and sorted(row["l"]) == ["Entity", "Person"], (missed, row)

@@ -126,7 +126,7 @@ def test_accepted_text_never_breaks_the_service(service: MemoryService, ctx: Cal
             continue
         try:
             if isinstance(request, DocumentInput):
-                service.add_document(ctx, ns, request)
+                service.add_memory(ctx, ns, request)
             elif isinstance(request, SearchRequest):
                 service.search(ctx, request.model_copy(update={"namespaces": [ns]}))
             else:

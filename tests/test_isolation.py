@@ -23,11 +23,11 @@ from helpers import counts
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content))
+    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget_as(mode: str) -> ForgetRequest:
@@ -46,7 +46,7 @@ def other(service: MemoryService, ns: str) -> tuple[CallerContext, str, str]:
 
 def _by_id(service: MemoryService, ctx: CallerContext, call: str, doc_id: str) -> object:
     calls: dict[str, Callable[[], object]] = {
-        "get": lambda: service.get_document(ctx, doc_id),
+        "get": lambda: service.get_version(ctx, doc_id),
         "history": lambda: service.history(ctx, doc_id),
         "update": lambda: update(service, ctx, doc_id, "Overwrite."),
         "soft": lambda: service.forget(ctx, doc_id, forget_as("soft")),
@@ -78,7 +78,7 @@ def test_id_calls_across_namespaces_are_not_found(service: MemoryService, ctx: C
         assert crossed.value.message == raised.value.message.replace(missing, doc_id)
         assert crossed.value.details == {"id": doc_id}
     assert counts(graph, other_ns) == before
-    assert service.get_document(owner, latest_id).content == "Their private memory, revised."
+    assert service.get_version(owner, latest_id).content == "Their private memory, revised."
 
 
 def test_list_of_another_namespace_is_not_found_and_never_mixes(service: MemoryService, ctx: CallerContext,
@@ -87,29 +87,29 @@ def test_list_of_another_namespace_is_not_found_and_never_mixes(service: MemoryS
     owner, _, _ = other
     other_ns = next(iter(owner.write))
     with pytest.raises(NotFound) as crossed:
-        service.list_documents(ctx, other_ns)
+        service.list_memories(ctx, other_ns)
     with pytest.raises(NotFound) as missing:
-        service.list_documents(ctx, "t-never-created-anywhere")
+        service.list_memories(ctx, "t-never-created-anywhere")
     assert crossed.value.message == missing.value.message.replace("t-never-created-anywhere", other_ns)
     with pytest.raises(Forbidden):
         add(service, ctx, other_ns, "Planted.")
     mine = add(service, ctx, ns, "Mine.")
     everything = DocumentListOptions(view=View(include_forgotten=True, include_superseded=True))
-    assert [d.id for d in service.list_documents(ctx, ns, everything).items] == [mine.id]
+    assert [d.id for d in service.list_memories(ctx, ns, everything).items] == [mine.id]
 
 
 def test_read_only_caller_cannot_write(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     doc = add(service, ctx, ns, "Shared.")
     reader = CallerContext(read=frozenset({ns}))
-    assert service.get_document(reader, doc.id).content == "Shared."
-    assert service.list_documents(reader, ns).total == 1
+    assert service.get_version(reader, doc.id).content == "Shared."
+    assert service.list_memories(reader, ns).total == 1
     for call in (lambda: update(service, reader, doc.id, "x"),
                  lambda: service.forget(reader, doc.id, forget_as("hard")),
                  lambda: service.restore(reader, doc.id),
                  lambda: add(service, reader, ns, "x")):
         with pytest.raises(Forbidden):
             call()
-    assert service.get_document(ctx, doc.id).content == "Shared."
+    assert service.get_version(ctx, doc.id).content == "Shared."
 
 
 def test_system_namespace_cannot_be_named(service: MemoryService) -> None:
@@ -119,4 +119,4 @@ def test_system_namespace_cannot_be_named(service: MemoryService) -> None:
     with pytest.raises(InvalidInput):
         add(service, ctx, "_system", "Sneaky.")
     with pytest.raises(InvalidInput):
-        service.list_documents(ctx, "_system")
+        service.list_memories(ctx, "_system")

@@ -41,7 +41,7 @@ def worker(runtime: Runtime) -> JobWorker:
 
 def test_job_applies_once_and_reports(service: MemoryService, ctx: CallerContext, ns: str, worker: JobWorker,
                                       graph: neo4j.Driver) -> None:
-    job = service.submit_documents(ctx, ns, [doc("Alice Johnson works at Microsoft.", title="a"),
+    job = service.submit_memories(ctx, ns, [doc("Alice Johnson works at Microsoft.", title="a"),
                                              doc("Bob moved to Berlin.")])
     assert job.status is JobStatus.queued and job.items == 2 and job.attempts == 0
     assert counts(graph, ns) == (1, 0)  # the namespace's StoredTail only: no memory before a worker applies it
@@ -49,16 +49,16 @@ def test_job_applies_once_and_reports(service: MemoryService, ctx: CallerContext
     done = service.job_status(ctx, job.id)
     assert done.status is JobStatus.done and done.attempts == 1 and done.finished_at
     assert done.document_ids is not None and len(done.document_ids) == 2
-    assert service.get_document(ctx, done.document_ids[0]).title == "a"
+    assert service.get_version(ctx, done.document_ids[0]).title == "a"
     before = counts(graph, ns)
-    again = service.submit_documents(ctx, ns, [doc("Alice Johnson works at Microsoft.")])
+    again = service.submit_memories(ctx, ns, [doc("Alice Johnson works at Microsoft.")])
     drain(worker)
     assert service.job_status(ctx, again.id).document_ids == done.document_ids[:1]
     assert counts(graph, ns) == before  # re-ingestion through the job path changes nothing
 
 
 def test_job_status_is_namespace_checked(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    job = service.submit_documents(ctx, ns, [doc("Private.")])
+    job = service.submit_memories(ctx, ns, [doc("Private.")])
     with pytest.raises(NotFound):
         service.job_status(CallerContext.for_namespaces(f"{ns}-other"), job.id)
     with pytest.raises(NotFound):
@@ -67,12 +67,12 @@ def test_job_status_is_namespace_checked(service: MemoryService, ctx: CallerCont
 
 def test_jobs_of_a_namespace_apply_in_order_and_failures_do_not_block(
         service: MemoryService, ctx: CallerContext, ns: str, worker: JobWorker) -> None:
-    gone = service.add_document(ctx, ns, doc("Deleted before its retry.", request_id="job-tomb-01"))
+    gone = service.add_memory(ctx, ns, doc("Deleted before its retry.", request_id="job-tomb-01")).document
     service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.hard))
-    first = service.submit_documents(ctx, ns, [doc("First memory.")])
-    failing = service.submit_documents(ctx, ns, [doc("Deleted before its retry.",
+    first = service.submit_memories(ctx, ns, [doc("First memory.")])
+    failing = service.submit_memories(ctx, ns, [doc("Deleted before its retry.",
                                                       request_id="job-tomb-01")])  # a conflict every time
-    last = service.submit_documents(ctx, ns, [doc("Last memory.")])
+    last = service.submit_memories(ctx, ns, [doc("Last memory.")])
     drain(worker)
     statuses = [service.job_status(ctx, j.id) for j in (first, failing, last)]
     assert [s.status for s in statuses] == [JobStatus.done, JobStatus.failed, JobStatus.done]
@@ -83,7 +83,7 @@ def test_jobs_of_a_namespace_apply_in_order_and_failures_do_not_block(
 
 def test_finished_jobs_are_purged_after_retention(service: MemoryService, ctx: CallerContext, ns: str,
                                                   runtime: Runtime) -> None:
-    job = service.submit_documents(ctx, ns, [doc("Old news.")])
+    job = service.submit_memories(ctx, ns, [doc("Old news.")])
     drain(runtime.job_worker())
     eight_days = 8 * 86_400_000
     later = JobWorker(runtime.store, runtime.settings, lambda *a: None,
@@ -98,7 +98,7 @@ def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: Memor
     """A worker process attached by URI stops at a fixed point inside the job's transaction and is
     SIGKILLed; another worker takes over after the lease: one document, job done."""
     assert runtime.engine is not None
-    job = service.submit_documents(ctx, ns, [doc("Crash-proof memory. Written exactly once.")])
+    job = service.submit_memories(ctx, ns, [doc("Crash-proof memory. Written exactly once.")])
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env.update({
         "GRAPHMEM_NEO4J_URI": runtime.engine.bolt_uri, "GRAPHMEM_NEO4J_USER": "root",
@@ -143,8 +143,8 @@ def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: Memor
 def test_a_job_that_keeps_killing_its_workers_fails_and_unblocks(runtime: Runtime, service: MemoryService,
                                                                   ctx: CallerContext, ns: str) -> None:
     """Workers that die mid-job never reach job_fail; the claim counts their attempts instead."""
-    doomed = service.submit_documents(ctx, ns, [doc("This job's workers all die.")])
-    after = service.submit_documents(ctx, ns, [doc("The job after it.")])
+    doomed = service.submit_memories(ctx, ns, [doc("This job's workers all die.")])
+    after = service.submit_memories(ctx, ns, [doc("The job after it.")])
     lease = int(runtime.settings.job_lease_s * 1000)
     clock = [time.time_ns() // 1_000_000]
     dying = JobWorker(runtime.store, runtime.settings, lambda *a: None, clock=lambda: clock[0])
@@ -161,9 +161,9 @@ def test_a_job_that_keeps_killing_its_workers_fails_and_unblocks(runtime: Runtim
 
 def test_a_running_head_blocks_its_namespace_only(runtime: Runtime, service: MemoryService, ns: str) -> None:
     ctx = CallerContext.for_namespaces(ns, f"{ns}-other")
-    head = service.submit_documents(ctx, ns, [doc("Head of the queue.")])
-    behind = service.submit_documents(ctx, ns, [doc("Behind the head.")])
-    elsewhere = service.submit_documents(ctx, f"{ns}-other", [doc("Another namespace.")])
+    head = service.submit_memories(ctx, ns, [doc("Head of the queue.")])
+    behind = service.submit_memories(ctx, ns, [doc("Behind the head.")])
+    elsewhere = service.submit_memories(ctx, f"{ns}-other", [doc("Another namespace.")])
     holder = runtime.job_worker()
     claimed = runtime.store.write(holder._claim)
     assert claimed is not None and claimed["id"] == head.id  # oldest first; its lease is still valid

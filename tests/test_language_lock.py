@@ -92,7 +92,7 @@ def test_a_caller_that_stops_waiting_does_not_hold_up_the_next(monkeypatch: pyte
 
 def test_triple_search_takes_the_language_lock(service: MemoryService, ctx: CallerContext, ns: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    service.add_document(ctx, ns, DocumentInput(content="Nadia moved to Lisbon."))
+    service.add_memory(ctx, ns, DocumentInput(content="Nadia moved to Lisbon."))
     counting = CountingLock()
     monkeypatch.setattr(language, "_LOCK", counting)
     found = service.search_triples(ctx, TripleQuery(predicate="moved to")).items
@@ -102,7 +102,7 @@ def test_triple_search_takes_the_language_lock(service: MemoryService, ctx: Call
 
 def test_triple_searches_during_an_ingest_are_correct_and_wait_little(service: MemoryService, ctx: CallerContext,
                                                                       ns: str) -> None:
-    service.add_document(ctx, ns, DocumentInput(content="Marcus likes Kafka. Priya moved to Porto."))
+    service.add_memory(ctx, ns, DocumentInput(content="Marcus likes Kafka. Priya moved to Porto."))
     expected = {predicate: [t.statement for t in service.search_triples(ctx, TripleQuery(predicate=predicate)).items]
                 for predicate in ("likes", "moved to")}
     sentences = " ".join(f"Engineer{i} Okafor reviewed the report number {i} with Dara." for i in range(600))
@@ -110,7 +110,7 @@ def test_triple_searches_during_an_ingest_are_correct_and_wait_little(service: M
 
     def ingest() -> None:
         try:
-            service.add_document(ctx, ns, DocumentInput(content=sentences))
+            service.add_memory(ctx, ns, DocumentInput(content=sentences))
         finally:
             done.set()
 

@@ -45,7 +45,7 @@ def test_a_100k_memory_of_short_sentences_is_written(service: MemoryService, ctx
     content = (SHORT * (100_000 // len(SHORT)))[:100_000]
     sentences = content.count(".")
     parts = record_parts(monkeypatch)
-    document = service.add_document(ctx, ns, DocumentInput(content=content))
+    document = service.add_memory(ctx, ns, DocumentInput(content=content)).document
     assert len(parts) > 1 and sum(parts) == sentences
     assert document.fact_count == sentences
     stored = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) RETURN count(f) AS n", id=document.id)
@@ -60,7 +60,7 @@ def test_the_driver_never_turns_a_write_s_parameters_into_text(service: MemorySe
     on, a write's lines show the sizes of its lists, never a memory's words or its vectors; what is stored is
     the memory itself."""
     caplog.set_level(logging.DEBUG, logger="neo4j")
-    document = service.add_document(ctx, ns, DocumentInput(content="Quentin Marlow signed the Zephyr lease."))
+    document = service.add_memory(ctx, ns, DocumentInput(content="Quentin Marlow signed the Zephyr lease.")).document
     runs = [record.getMessage() for record in caplog.records if " C: RUN " in record.getMessage()]
     assert any("items]" in line for line in runs), runs
     assert not any("Zephyr" in line for line in runs), runs
@@ -93,7 +93,7 @@ def test_a_failure_in_a_late_part_leaves_nothing(service: MemoryService, ctx: Ca
     monkeypatch.setattr(dialect, "WRITE_BUDGET_BYTES", 50_000)  # ~13 facts a part: many parts, quickly
     parts = record_parts(monkeypatch, fail_at=3)
     with pytest.raises(RuntimeError, match="injected"):
-        service.add_document(ctx, ns, DocumentInput(content=SHORT * 300))
+        service.add_memory(ctx, ns, DocumentInput(content=SHORT * 300))
     assert len(parts) == 3 and counts(graph, ns) == (0, 0)  # the parts written before went with it
 
 

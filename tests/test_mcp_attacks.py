@@ -115,14 +115,14 @@ def world(runtime: Runtime) -> Iterator[World]:
     service = runtime.service
     victim = CallerContext.for_namespaces(b)
     secret_text = f"Quartz ledger {uuid.uuid4().hex} belongs to Vera Quartz."
-    b_memory = service.add_document(victim, b, DocumentInput(content=secret_text, title="vault-title")).id
-    service.add_document(victim, b, DocumentInput(content="Vera Quartz works at Quartz Ledger in Geneva."))
+    b_memory = service.add_memory(victim, b, DocumentInput(content=secret_text, title="vault-title")).document.id
+    service.add_memory(victim, b, DocumentInput(content="Vera Quartz works at Quartz Ledger in Geneva."))
     service.save_handoff(victim, b, HandoffInput(project="vault/plan", goal="Guard the vault", expected_version=0,
                                                  request_id="req-victim-1", summary="victim summary"))
-    b_job = service.submit_documents(victim, b, [DocumentInput(content="Victim job memory.")]).id
+    b_job = service.submit_memories(victim, b, [DocumentInput(content="Victim job memory.")]).id
     b_entity = service.get_entity(victim, b, EntityLookup(name="Vera Quartz")).id
     attacker = CallerContext.for_namespaces(a)
-    a_memory = service.add_document(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).id
+    a_memory = service.add_memory(attacker, a, DocumentInput(content="Attacker's own quartz ledger note.")).document.id
     yield World(a, b, a_memory, b_memory, b_job, b_entity,
                 (secret_text, b_memory, b_job, b_entity, "vault-title", "Guard the vault", "victim summary", b,
                  "Geneva"))
@@ -175,7 +175,7 @@ def _leaves(value: Any) -> list[str]:
 
 def test_b_is_untouched(runtime: Runtime, world: World) -> None:
     victim = CallerContext.for_namespaces(world.b)
-    memory = runtime.service.get_document(victim, world.b_memory)
+    memory = runtime.service.get_version(victim, world.b_memory)
     assert memory.content and memory.content.startswith("Quartz ledger") and not memory.is_forgotten
     assert memory.version == 1
     assert runtime.service.namespace_counts(victim, world.b).documents == 2

@@ -327,7 +327,8 @@ def test_mnemolog_tools(runtime: Runtime, ns: str) -> None:
 
 def test_a_read_credential_may_only_read(runtime: Runtime, ns: str) -> None:
     """The service's rule, said as a sentence: every write tool is refused, the memory stays as it was."""
-    own = runtime.service.add_document(CallerContext.for_namespaces(ns), ns, DocumentInput(content="Kept as is."))
+    own = runtime.service.add_memory(CallerContext.for_namespaces(ns), ns,
+                                     DocumentInput(content="Kept as is.")).document
 
     async def scenario(s: Session) -> None:
         assert (await s.call("list_memories"))["total"] == 1

@@ -26,19 +26,19 @@ from graphmem.service import MemoryService
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content))
+    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
 
 
 def walk_documents(service: MemoryService, ctx: CallerContext, ns: str, limit: int,
                    between: list[str] | None = None, view: View | None = None) -> list[str]:
     """Every page's ids; the memories of ``between`` are added one per page turn (the rest at the end)."""
-    page = service.list_documents(ctx, ns, DocumentListOptions(limit=limit, view=view or View()))
+    page = service.list_memories(ctx, ns, DocumentListOptions(limit=limit, view=view or View()))
     ids = [item.id for item in page.items]
     pending = list(between or [])
     while page.next_cursor is not None:
         if pending:
             add(service, ctx, ns, pending.pop(0))
-        page = service.list_documents(ctx, ns, DocumentListOptions(limit=limit, cursor=page.next_cursor,
+        page = service.list_memories(ctx, ns, DocumentListOptions(limit=limit, cursor=page.next_cursor,
                                                                    view=view or View()))
         ids += [item.id for item in page.items]
         assert len(ids) < 1000
@@ -52,18 +52,18 @@ def test_document_pages_are_stable_while_memories_are_added(service: MemoryServi
     existing = [add(service, ctx, ns, f"Memory number {i} about the lighthouse.").id for i in range(11)]
     walked = walk_documents(service, ctx, ns, limit=3, between=[f"Added later {i}." for i in range(6)])
     assert sorted(walked) == sorted(existing) and len(walked) == len(set(walked))
-    assert len(service.list_documents(ctx, ns).items) == 17  # a new walk sees the added ones
+    assert len(service.list_memories(ctx, ns).items) == 17  # a new walk sees the added ones
 
 
 def test_a_walk_sees_one_state_while_memories_change(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     docs = [add(service, ctx, ns, f"Harbour note {i}.") for i in range(6)]
-    first = service.list_documents(ctx, ns, DocumentListOptions(limit=2))
+    first = service.list_memories(ctx, ns, DocumentListOptions(limit=2))
     newest = first.items[0].id
-    service.update_document(ctx, docs[0].id, UpdateInput(content="Harbour note 0, revised."))
+    service.update_memory(ctx, docs[0].id, UpdateInput(content="Harbour note 0, revised."))
     rest: list[str] = []
     page = first
     while page.next_cursor is not None:
-        page = service.list_documents(ctx, ns, DocumentListOptions(limit=2, cursor=page.next_cursor))
+        page = service.list_memories(ctx, ns, DocumentListOptions(limit=2, cursor=page.next_cursor))
         rest += [item.id for item in page.items]
     assert sorted([i.id for i in first.items] + rest) == sorted(d.id for d in docs)  # the old version, pinned
     assert newest == docs[-1].id
@@ -71,9 +71,9 @@ def test_a_walk_sees_one_state_while_memories_change(service: MemoryService, ctx
 
 def test_offset_mode_is_bounded(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     docs = [add(service, ctx, ns, f"Offset note {i}.").id for i in range(5)]
-    page = service.list_documents(ctx, ns, DocumentListOptions(limit=2, offset=2))
+    page = service.list_memories(ctx, ns, DocumentListOptions(limit=2, offset=2))
     assert [i.id for i in page.items] == list(reversed(docs))[2:4] and page.total == 5
-    assert service.list_documents(ctx, ns, DocumentListOptions(limit=2, offset=MAX_OFFSET)).items == []
+    assert service.list_memories(ctx, ns, DocumentListOptions(limit=2, offset=MAX_OFFSET)).items == []
     with pytest.raises(InvalidInput, match="cursor"):
         parse(DocumentListOptions, {"offset": MAX_OFFSET + 1})
     with pytest.raises(InvalidInput, match="either a cursor or an offset"):
@@ -89,16 +89,16 @@ def test_cursors_cannot_be_forged_or_moved(service: MemoryService, ctx: CallerCo
     for i in range(3):
         add(service, both, ns, f"Alpha {i}.")
         add(service, both, other, f"Beta {i}.")
-    cursor = service.list_documents(both, ns, DocumentListOptions(limit=1)).next_cursor
+    cursor = service.list_memories(both, ns, DocumentListOptions(limit=1)).next_cursor
     assert cursor is not None
     tampered = cursor[:-2] + ("AA" if not cursor.endswith("AA") else "BB")
     for bad in (tampered, "not-a-cursor", cursor + "x"):
         with pytest.raises(InvalidInput, match="not valid"):
-            service.list_documents(both, ns, DocumentListOptions(limit=1, cursor=bad))
+            service.list_memories(both, ns, DocumentListOptions(limit=1, cursor=bad))
     with pytest.raises(InvalidInput, match="another request"):
-        service.list_documents(both, other, DocumentListOptions(limit=1, cursor=cursor))
+        service.list_memories(both, other, DocumentListOptions(limit=1, cursor=cursor))
     with pytest.raises(InvalidInput, match="another request"):
-        service.list_documents(both, ns, DocumentListOptions(limit=1, cursor=cursor,
+        service.list_memories(both, ns, DocumentListOptions(limit=1, cursor=cursor,
                                                              view=View(include_forgotten=True)))
     doc = add(service, both, ns, "Gamma.")
     with pytest.raises(InvalidInput, match="not valid"):  # a documents cursor is no history cursor
@@ -108,7 +108,7 @@ def test_cursors_cannot_be_forged_or_moved(service: MemoryService, ctx: CallerCo
 def test_history_pages(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     doc = add(service, ctx, ns, "Version one of the plan.")
     for version in range(2, 6):
-        doc = service.update_document(ctx, doc.id, UpdateInput(content=f"Version {version} of the plan."))
+        doc = service.update_memory(ctx, doc.id, UpdateInput(content=f"Version {version} of the plan.")).document
     versions: list[int | None] = []
     page = service.history(ctx, doc.id, HistoryOptions(limit=2))
     versions += [item.version for item in page.items]

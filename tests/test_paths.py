@@ -24,7 +24,7 @@ from graphmem.service import MemoryService
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 @pytest.fixture
@@ -44,12 +44,12 @@ def folders(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, Do
 def test_path_filters_everywhere(service: MemoryService, ctx: CallerContext, ns: str,
                                  folders: dict[str, Document], path: str | None, expected: set[str]) -> None:
     names = {doc.id: name for name, doc in folders.items()}
-    listed = service.list_documents(ctx, ns, DocumentListOptions(path=path))
+    listed = service.list_memories(ctx, ns, DocumentListOptions(path=path))
     assert {names[d.id] for d in listed.items} == expected and listed.total == len(expected)
     facts = service.search(ctx, SearchRequest(query="decided to use", path=path, limit=50))
     assert {names[h.citation.document_id] for h in facts} == expected
     assert all(h.citation.path == folders[names[h.citation.document_id]].path for h in facts)
-    documents = service.search_documents(ctx, SearchRequest(query="decided to use", path=path, limit=50))
+    documents = service.search_memories(ctx, SearchRequest(query="decided to use", path=path, limit=50))
     assert {names[h.document_id] for h in documents} == expected
     recall = service.recall(ctx, RecallRequest(query="who decided to use Kafka", path=path, max_items=20))
     assert {names[i.citation.document_id] for i in recall.items} <= expected
@@ -73,16 +73,17 @@ def test_bad_paths(bad: str) -> None:
 
 def test_update_keeps_or_sets_title_metadata_and_path(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     first = add(service, ctx, ns, "The plan is draft one.", title="Plan", metadata={"owner": "priya"}, path="p/q")
-    kept = service.update_document(ctx, first.id, UpdateInput(content="The plan is draft two."))
+    kept = service.update_memory(ctx, first.id, UpdateInput(content="The plan is draft two.")).document
     assert (kept.title, kept.metadata, kept.path, kept.version) == ("Plan", {"owner": "priya"}, "p/q", 2)
-    moved = service.update_document(ctx, kept.id, UpdateInput(content="The plan is draft two.", path="p/done",
-                                                              title="Final plan", metadata={"owner": "marcus"}))
+    moved = service.update_memory(ctx, kept.id, UpdateInput(content="The plan is draft two.", path="p/done",
+                                                            title="Final plan",
+                                                            metadata={"owner": "marcus"})).document
     assert (moved.title, moved.metadata, moved.path, moved.version) == ("Final plan", {"owner": "marcus"},
                                                                          "p/done", 3)
     assert moved.parent_memory_id == kept.id and moved.is_inference is False
-    same = service.update_document(ctx, moved.id, UpdateInput(content="The plan is draft two.", path="p/done"))
+    same = service.update_memory(ctx, moved.id, UpdateInput(content="The plan is draft two.", path="p/done")).document
     assert same.id == moved.id  # nothing changed: no new version
-    listed = service.list_documents(ctx, ns, DocumentListOptions(path="p/done"))
+    listed = service.list_memories(ctx, ns, DocumentListOptions(path="p/done"))
     assert [d.id for d in listed.items] == [moved.id]
     hit = service.search(ctx, SearchRequest(query="plan draft", path="p/done"))[0]
     assert (hit.version, hit.is_latest, hit.is_forgotten, hit.is_inference, hit.parent_memory_id) == (
@@ -93,10 +94,10 @@ def test_retried_update_request_covers_title_metadata_and_path(service: MemorySe
                                                                 ns: str) -> None:
     first = add(service, ctx, ns, "Version one.")
     update = UpdateInput(content="Version two.", path="x/y", request_id="req-upd-1")
-    second = service.update_document(ctx, first.id, update)
-    assert service.update_document(ctx, first.id, update).id == second.id
+    second = service.update_memory(ctx, first.id, update).document
+    assert service.update_memory(ctx, first.id, update).document.id == second.id
     with pytest.raises(Exception, match="already used"):
-        service.update_document(ctx, first.id, update.model_copy(update={"path": "x/z"}))
+        service.update_memory(ctx, first.id, update.model_copy(update={"path": "x/z"}))
 
 
 def test_namespaces_accept_a_colon(service: MemoryService) -> None:
@@ -104,7 +105,7 @@ def test_namespaces_accept_a_colon(service: MemoryService) -> None:
     assert check_namespace(ns) == ns
     ctx = CallerContext.for_namespaces(ns)
     doc = add(service, ctx, ns, "Colons are fine in namespace names.")
-    assert service.get_document(ctx, doc.id).namespace == ns
+    assert service.get_version(ctx, doc.id).namespace == ns
     with pytest.raises(InvalidInput):
         check_namespace("_project:x")
     with pytest.raises(InvalidInput):

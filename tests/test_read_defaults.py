@@ -55,8 +55,8 @@ def _token(runtime: Runtime, namespaces: list[str], scopes: list[Scope]) -> tupl
 def world(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with isolated_store(runtime, tmp_path_factory.mktemp("read-defaults")) as store:
         both = CallerContext.for_namespaces(ALPHA, BETA)
-        shipyard = store.service.add_document(both, ALPHA, DocumentInput(content=SHIPYARD, title="Eastmere"))
-        falcon = store.service.add_document(both, BETA, DocumentInput(content=FALCON, title="Falcon"))
+        shipyard = store.service.add_memory(both, ALPHA, DocumentInput(content=SHIPYARD, title="Eastmere")).document
+        falcon = store.service.add_memory(both, BETA, DocumentInput(content=FALCON, title="Falcon")).document
         _, owner = _token(store, ["*"], [Scope.read, Scope.write])
         _, reader = _token(store, [ALPHA], [Scope.read])
         pair, pair_token = _token(store, [ALPHA, BETA], [Scope.read, Scope.write])

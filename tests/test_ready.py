@@ -57,7 +57,7 @@ def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_roo
 
         def ingest(first: int) -> None:
             sentences = [f"Ana moved team {i} to Kafka in week {i}." for i in range(first, first + 120)]
-            runtime.service.add_documents(ctx, "ready", [DocumentInput(content=" ".join(sentences[i:i + 12]))
+            runtime.service.add_memories(ctx, "ready", [DocumentInput(content=" ".join(sentences[i:i + 12]))
                                                          for i in range(0, 120, 12)])
             time.sleep(TTL_S)  # the answer is cached this long
 

@@ -47,7 +47,7 @@ def test_loading_a_model_leaves_the_process_heap_out_of_the_collectors_passes() 
 
 def test_ingest_with_real_embeddings_and_find_a_fact_by_vector(real: Runtime, real_graph: neo4j.Driver) -> None:
     ctx = CallerContext.for_namespaces("real")
-    real.service.add_documents(ctx, "real", [
+    real.service.add_memories(ctx, "real", [
         DocumentInput(content="Alice Johnson moved to Lisbon last spring. She loves the food there."),
         DocumentInput(content="Our team decided to use PostgreSQL for the billing service."),
         DocumentInput(content="Bob adopted a golden retriever puppy named Max."),
@@ -70,8 +70,8 @@ def test_ingest_with_real_embeddings_and_find_a_fact_by_vector(real: Runtime, re
 
 def test_real_near_duplicate_entities_are_linked_not_merged(real: Runtime, real_graph: neo4j.Driver) -> None:
     ctx = CallerContext.for_namespaces("real-dupes")
-    real.service.add_document(ctx, "real-dupes", DocumentInput(content="Acme Corporation hired Bob."))
-    real.service.add_document(ctx, "real-dupes", DocumentInput(content="Acme Corp. fired Carol."))
+    real.service.add_memory(ctx, "real-dupes", DocumentInput(content="Acme Corporation hired Bob."))
+    real.service.add_memory(ctx, "real-dupes", DocumentInput(content="Acme Corp. fired Carol."))
     rows = query(real_graph, "MATCH (a:Entity)-[r:SIMILAR_TO]->(b:Entity) WHERE a.namespace = 'real-dupes' "
                              "RETURN a.normalized_name AS a, b.normalized_name AS b, r.score AS s")
     assert [(r["a"], r["b"]) for r in rows] == [("acme corp", "acme corporation")]
@@ -113,8 +113,8 @@ def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
     data_dir = run_root / "reembed"
     ctx = CallerContext.for_namespaces("re-a", "re-b")
     with Runtime.open(make_settings(data_dir, embedder="hashing")) as first:
-        first.service.add_document(ctx, "re-a", DocumentInput(content="We chose PostgreSQL for the billing service."))
-        first.service.add_document(ctx, "re-b", DocumentInput(content="Bob adopted a puppy named Max."))
+        first.service.add_memory(ctx, "re-a", DocumentInput(content="We chose PostgreSQL for the billing service."))
+        first.service.add_memory(ctx, "re-b", DocumentInput(content="Bob adopted a puppy named Max."))
     with pytest.raises(ConfigurationError):
         Runtime.open(make_settings(data_dir, embedder="minilm"))
     with Runtime.open(make_settings(data_dir, embedder="minilm"), check_model=False) as switching:

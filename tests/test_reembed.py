@@ -40,8 +40,9 @@ def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_
     ctx = CallerContext.for_namespaces("mig")
     with Runtime.open(settings) as first, graph_driver(first) as driver:
         service = first.service
-        kept = service.add_document(ctx, "mig", DocumentInput(content=TURN))
-        gone = service.add_document(ctx, "mig", DocumentInput(content="Sam (9:00 am on 3 March 2025): Secret. Bye."))
+        kept = service.add_memory(ctx, "mig", DocumentInput(content=TURN)).document
+        gone = service.add_memory(ctx, "mig",
+                                  DocumentInput(content="Sam (9:00 am on 3 March 2025): Secret. Bye.")).document
         service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.redact))
         fresh = {r["start"]: r["v"] for r in query(driver, "MATCH (f:Fact) WHERE f.namespace = 'mig' AND "
                                                            "f.embedding IS NOT NULL RETURN f.start AS start, "
@@ -73,14 +74,14 @@ def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_
                 assert sum(a * b for a, b in zip(row["v"], fresh[row["start"]], strict=True)) > 0.9999
         recorded = after.store.read(lambda tx: tx.single("embedder_get"))
         assert recorded is not None and recorded["name"] == embedding_identity(embedder_name(EmbedderChoice.hashing))
-        assert after.service.get_document(ctx, kept.id).content == TURN
+        assert after.service.get_version(ctx, kept.id).content == TURN
         rebuilt = query(driver, "MATCH (d:Document)-[:CONTAINS]->(c:Chunk) WHERE c.namespace = 'mig' "
                                 "RETURN d.id AS doc, c.text AS text, c.embedding AS v, c.is_latest AS latest, "
                                 "c.is_forgotten AS forgotten, c.recorded_at AS at")
         assert [(c["doc"], c["text"], c["latest"], c["forgotten"], c["at"]) for c in rebuilt] == [
             (kept.id, TURN, True, False, kept.recorded_at)]  # none for the redacted memory
         assert sum(a * b for a, b in zip(rebuilt[0]["v"], chunk_vector, strict=True)) > 0.9999
-        found = after.service.search_documents(ctx, SearchRequest(query="Leeds half marathon knee", limit=1))
+        found = after.service.search_memories(ctx, SearchRequest(query="Leeds half marathon knee", limit=1))
         assert [h.document_id for h in found] == [kept.id]
 
 

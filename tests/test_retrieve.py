@@ -23,11 +23,11 @@ from helpers import query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content))
+    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:

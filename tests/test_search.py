@@ -44,7 +44,8 @@ def signal_names(explain: Explanation | None) -> set[str]:
 
 @pytest.fixture
 def loaded(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, str]:
-    docs = service.add_documents(ctx, ns, [DocumentInput(content=m, title=f"m{i}") for i, m in enumerate(MEMORIES)])
+    docs = [c.document for c in
+            service.add_memories(ctx, ns, [DocumentInput(content=m, title=f"m{i}") for i, m in enumerate(MEMORIES)])]
     return {d.content or "": d.id for d in docs}
 
 
@@ -68,9 +69,9 @@ def test_finds_cites_and_explains(service: MemoryService, ctx: CallerContext, ns
 
 
 def test_current_view_never_returns_old_or_forgotten(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    v1 = service.add_document(ctx, ns, DocumentInput(content="The billing service runs on MySQL."))
-    v2 = service.update_document(ctx, v1.id, UpdateInput(content="The billing service runs on PostgreSQL."))
-    gone = service.add_document(ctx, ns, DocumentInput(content="The billing service ran on Oracle long ago."))
+    v1 = service.add_memory(ctx, ns, DocumentInput(content="The billing service runs on MySQL.")).document
+    v2 = service.update_memory(ctx, v1.id, UpdateInput(content="The billing service runs on PostgreSQL.")).document
+    gone = service.add_memory(ctx, ns, DocumentInput(content="The billing service ran on Oracle long ago.")).document
     service.forget(ctx, gone.id, ForgetRequest(mode=ForgetMode.soft))
     for explain in (False, True):
         hits = search(service, ctx, "billing service database MySQL Oracle", limit=20, explain=explain)
@@ -86,7 +87,7 @@ def test_current_view_never_returns_old_or_forgotten(service: MemoryService, ctx
 def test_namespaces_are_never_crossed(service: MemoryService, ctx: CallerContext, ns: str,
                                       loaded: dict[str, str]) -> None:
     other = CallerContext.for_namespaces(f"{ns}-x")
-    service.add_document(other, f"{ns}-x", DocumentInput(
+    service.add_memory(other, f"{ns}-x", DocumentInput(
         content="Project Falcon streams its events through Kafka, says the other team."))
     assert all(h.citation.document_id in loaded.values()
                for h in search(service, ctx, "Project Falcon Kafka events", limit=50))

@@ -30,11 +30,11 @@ from graphmem.service import MemoryService
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:
@@ -47,7 +47,7 @@ def cited(service: MemoryService, ctx: CallerContext, query: str, **options: Any
 
 
 def documents(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> list[DocumentHit]:
-    return service.search_documents(ctx, SearchRequest(query=query, **options))
+    return service.search_memories(ctx, SearchRequest(query=query, **options))
 
 
 def entities(service: MemoryService, ctx: CallerContext, query: str, **options: Any) -> list[EntityHit]:
@@ -155,7 +155,7 @@ def test_triples_follow_versions(service: MemoryService, ctx: CallerContext, ns:
 
 
 def test_recall_never_exceeds_its_budget(service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    service.add_documents(ctx, ns, [DocumentInput(content=f"Kafka cluster {i} carries the events of team {i} in Porto.",
+    service.add_memories(ctx, ns, [DocumentInput(content=f"Kafka cluster {i} carries the events of team {i} in Porto.",
                                                   title=f"cluster {i}", source=f"ops/{i}.md") for i in range(12)])
     query = "Which Kafka cluster carries the events of the Porto teams?"
     for max_tokens, max_items in ((1500, 8), (120, 8), (60, 3), (32, 8)):

@@ -22,7 +22,7 @@ from helpers import counts, make_settings, query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 class InjectedFault(Exception):
@@ -68,7 +68,7 @@ def test_update_failing_after_supersede_leaves_old_version_latest(service: Memor
     before = counts(graph, ns)
     ran = fail_at(monkeypatch, "version_link")
     with pytest.raises(InjectedFault):
-        service.update_document(ctx, v1.id, UpdateInput(content="Version two."))
+        service.update_memory(ctx, v1.id, UpdateInput(content="Version two."))
     assert {"version_supersede", "documents_create", "facts_create"} <= set(ran)
     assert counts(graph, ns) == before
     rows = query(graph, "MATCH (d:Document {id: $id})-[:CONTAINS]->(f:Fact) "

@@ -24,7 +24,7 @@ from helpers import counts, query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 BAD_ADDS: dict[str, dict[str, Any]] = {
     "blank": {"content": "  \n\t "},
@@ -62,7 +62,7 @@ def test_bad_add_is_invalid_and_writes_nothing(service: MemoryService, ctx: Call
 def test_limits_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     doc = add(service, ctx, ns, "x" * 100_000, title="t" * 500, source="s" * 200,
               request_id="r" * 100, metadata={"k": "v" * 8000})
-    assert len(service.get_document(ctx, doc.id).content or "") == 100_000
+    assert len(service.get_version(ctx, doc.id).content or "") == 100_000
 
 
 @pytest.mark.parametrize("namespace", ["", "a" * 65, "has space", "slash/ns", "_system", "_private", None, 7])
@@ -73,10 +73,10 @@ def test_bad_namespace(service: MemoryService, ctx: CallerContext, ns: str, grap
     with pytest.raises(InvalidInput):
         add(service, ctx, namespace, "Text.")
     if namespace is None:  # a list that names no namespace covers every one the caller may read
-        assert service.list_documents(ctx, namespace).namespaces == [ns]
+        assert service.list_memories(ctx, namespace).namespaces == [ns]
     else:
         with pytest.raises(InvalidInput):
-            service.list_documents(ctx, namespace)
+            service.list_memories(ctx, namespace)
     assert (counts(graph, ns), counts(graph, "_system")) == before
 
 
@@ -97,9 +97,9 @@ def test_bad_paging(service: MemoryService, ctx: CallerContext, ns: str, graph: 
 
 def test_paging_bounds_are_exact(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     doc = add(service, ctx, ns, "Existing memory.")
-    deepest = service.list_documents(ctx, ns, parse(DocumentListOptions, {"offset": MAX_OFFSET, "limit": 200}))
+    deepest = service.list_memories(ctx, ns, parse(DocumentListOptions, {"offset": MAX_OFFSET, "limit": 200}))
     assert deepest.items == [] and deepest.total == 1 and deepest.limit == 200
-    first = service.list_documents(ctx, ns, parse(DocumentListOptions, {"offset": 0, "limit": 1}))
+    first = service.list_memories(ctx, ns, parse(DocumentListOptions, {"offset": 0, "limit": 1}))
     assert [d.id for d in first.items] == [doc.id] and first.next_cursor is None
 
 
@@ -127,11 +127,11 @@ def test_bad_updates_write_nothing(service: MemoryService, ctx: CallerContext, n
             parse(UpdateInput, fields)
     for bad_id in ("", "x" * 101, "semi;colon", None):
         with pytest.raises(InvalidInput):
-            service.get_document(ctx, bad_id)  # type: ignore[arg-type]
+            service.get_version(ctx, bad_id)  # type: ignore[arg-type]
     with pytest.raises(NotFound):
-        service.get_document(ctx, "00000000-0000-4000-8000-000000000000")
+        service.get_version(ctx, "00000000-0000-4000-8000-000000000000")
     assert counts(graph, ns) == before
-    unchanged = service.get_document(ctx, doc.id)
+    unchanged = service.get_version(ctx, doc.id)
     assert unchanged.content == "Original." and unchanged.version == 1 and unchanged.is_latest
 
 

@@ -17,11 +17,11 @@ from helpers import counts, query
 
 
 def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_document(ctx, ns, DocumentInput(content=content, **fields))
+    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str, **fields: Any) -> Document:
-    return service.update_document(ctx, doc_id, UpdateInput(content=content, **fields))
+    return service.update_memory(ctx, doc_id, UpdateInput(content=content, **fields)).document
 
 
 def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, ns: str,
@@ -53,7 +53,7 @@ def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, n
                          "RETURN length(p) AS n", id=v4.id, first=v1.id)
     assert chain == [{"n": 3}]
 
-    old = service.get_document(ctx, v2.id)
+    old = service.get_version(ctx, v2.id)
     assert old.version == 2 and not old.is_latest and old.latest_id == v4.id and old.content == "Version two."
 
 

@@ -119,7 +119,7 @@ def search(
     """Search memories: ranked by their own and their facts' signals, each with its best facts."""
     from graphmem.model import SearchRequest, parse
 
-    read, hits = _run(namespace, data_dir, lambda service, ctx: (ctx.readable, service.search_documents(
+    read, hits = _run(namespace, data_dir, lambda service, ctx: (ctx.readable, service.search_memories(
         ctx, parse(SearchRequest, {"query": query, "limit": limit}))))
 
     def table() -> Table:

@@ -217,7 +217,7 @@ class Connections:
                 "recorded_before": millis(w.recorded_at.lt) if w.recorded_at else None,
                 "recorded_after": millis(w.recorded_at.gt) if w.recorded_at else None})}),
             info.context.runtime.settings.limits)
-        page = await info.context.call(info.context.service.list_documents, ctx, namespace, options)
+        page = await info.context.call(info.context.service.list_memories, ctx, namespace, options)
         return MemoryConnection(edges=[MemoryEdge(cursor=cursor, node=Memory.from_result(item))
                                        for item, cursor in zip(page.items, page.cursors or [], strict=True)],
                                 page_info=_page_info(page.next_cursor), total_count=page.total)

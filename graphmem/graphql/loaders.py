@@ -62,9 +62,9 @@ class Loaders:
             return DataLoader(load, max_batch_size=MAX_BATCH)
 
         self.memories: DataLoader[Key, Document | None] = loader(
-            lambda s, ctx, ns, ids, _: s.get_documents(ctx, ids), lambda: None)
+            lambda s, ctx, ns, ids, _: s.get_versions(ctx, ids), lambda: None)
         self.memory_facts: DataLoader[Key, list[FactInfo]] = loader(
-            lambda s, ctx, ns, ids, b: s.facts_of_documents(ctx, ids, b[0]), list)
+            lambda s, ctx, ns, ids, b: s.facts_of_memories(ctx, ids, b[0]), list)
         self.histories: DataLoader[Key, list[DocumentInfo]] = loader(
             lambda s, ctx, ns, ids, b: s.histories(ctx, ids, b[0]), list)
         self.facts: DataLoader[Key, FactRecord | None] = loader(

@@ -109,7 +109,7 @@ class Query(Connections):
     @strawberry.field(description="a memory version by id (NOT_FOUND outside the caller's namespaces)")
     async def memory(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Memory:
         ctx, _ = info.context.reading(namespace)
-        return Memory.from_result(await info.context.call(info.context.service.get_document, ctx, str(id)))
+        return Memory.from_result(await info.context.call(info.context.service.get_version, ctx, str(id)))
 
     @strawberry.field(description="a fact by id")
     async def fact(self, info: Info, id: strawberry.ID, namespace: Namespace = None) -> Fact:
@@ -149,7 +149,7 @@ class Query(Connections):
                                                  **(filters.values() if filters else {})}))
         if target is SearchTarget.FACTS:
             return SearchConnection.of_facts(await info.context.call(service.search, ctx, request))
-        hits = await info.context.call(service.search_documents, ctx, request)
+        hits = await info.context.call(service.search_memories, ctx, request)
         documents = await info.context.loaders.memories.load_many([(h.namespace, h.document_id) for h in hits])
         return SearchConnection.of_memories(hits, {d.id: d for d in documents if d is not None})
 
@@ -256,8 +256,8 @@ class Mutation:
                                               "request_id": request_id}), info.context.runtime.settings.limits)
         service = info.context.service
         if async_:
-            return JobType.from_result(await info.context.call(service.submit_documents, ctx, ns, [item]))
-        return Memory.from_result(await info.context.call(service.add_document, ctx, ns, item))
+            return JobType.from_result(await info.context.call(service.submit_memories, ctx, ns, [item]))
+        return Memory.from_result((await info.context.call(service.add_memory, ctx, ns, item)).document)
 
     @strawberry.mutation(description="a new version of a memory; expectedVersion is a compare-and-swap")
     async def update_memory(self, info: Info, id: strawberry.ID, content: str, title: str | None = None,
@@ -268,7 +268,8 @@ class Mutation:
         update = parse(UpdateInput, _present({"content": content, "title": title, "metadata": metadata, "path": path,
                                               "expected_version": expected_version, "request_id": request_id}),
                        info.context.runtime.settings.limits)
-        return Memory.from_result(await info.context.call(info.context.service.update_document, ctx, str(id), update))
+        changed = await info.context.call(info.context.service.update_memory, ctx, str(id), update)
+        return Memory.from_result(changed.document)
 
     @strawberry.mutation(description="forget a memory's chain (every version)")
     async def forget_memory(self, info: Info, id: strawberry.ID, mode: ForgetModeType = ForgetModeType.SOFT,

@@ -6,7 +6,6 @@ type) closes it with 4400, as the protocol says, with a reason a close frame can
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
@@ -26,11 +25,8 @@ from graphmem.graphql.connections import Namespace
 from graphmem.graphql.context import GraphContext, Info
 from graphmem.graphql.errors import coded, streamed
 from graphmem.identity import Charge
-from graphmem.results import JobStatus
 
 SUBSCRIPTIONS_NEED_WEBSOCKETS = "subscriptions need the graphql-transport-ws WebSocket protocol on /graphql"
-POLL_S = 0.25  # how often a job subscription reads the job's status
-ENDED = {JobStatus.done, JobStatus.failed}
 CLOSE_REASON_BYTES = 123  # the most of a reason a WebSocket close frame carries (RFC 6455, 5.5)
 
 
@@ -40,24 +36,13 @@ class Subscription:
     async def job(self, info: Info, id: strawberry.ID,
                   namespace: Namespace = None,
                   ) -> AsyncGenerator[JobType, None]:
-        seen: tuple[Any, ...] | None = None
         try:  # one charge for the subscription (the operation's own charge skips subscriptions)
             info.context.runtime.identity.charge(info.context.credential, Charge.read)
+            ctx, _ = info.context.reading(namespace)
+            async for job in info.context.service.watch_job(ctx, str(id)):
+                yield JobType.from_result(job)
         except GraphmemError as exc:
             raise streamed(exc) from None
-        while True:
-            try:
-                ctx, _ = info.context.reading(namespace)
-                job = await info.context.call(info.context.service.job_status, ctx, str(id))
-            except GraphmemError as exc:
-                raise streamed(exc) from None
-            state = (job.status, job.attempts, job.started_at, job.finished_at)
-            if state != seen:
-                seen = state
-                yield JobType.from_result(job)
-            if job.status in ENDED:
-                return
-            await asyncio.sleep(POLL_S)
 
 
 class OverWebSocketOnly(SchemaExtension):

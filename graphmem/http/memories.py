@@ -50,7 +50,7 @@ def _document(body: RememberBody) -> DocumentInput:
 def remember(body: RememberBody, caller: Write) -> Remembered:
     """Store a memory; answers its id, version and chain."""
     ctx, ns = caller.scope(body.scope)
-    document = caller.runtime.service.add_document(ctx, ns, _document(body))
+    document = caller.runtime.service.add_memory(ctx, ns, _document(body)).document
     return Remembered(id=document.id, version=document.version, chain_id=document.chain_id)
 
 
@@ -58,7 +58,7 @@ def remember(body: RememberBody, caller: Write) -> Remembered:
 def create_memory(body: RememberBody, caller: Write) -> MemoryOut:
     """Store a memory; answers the memory."""
     ctx, ns = caller.scope(body.scope)
-    return MemoryOut.model_validate(caller.runtime.service.add_document(ctx, ns, _document(body)).model_dump())
+    return MemoryOut.model_validate(caller.runtime.service.add_memory(ctx, ns, _document(body)).document.model_dump())
 
 
 @router.get("/memories", response_model=MemoryList)
@@ -69,7 +69,7 @@ def list_memories(caller: Read, scope: ReadScope = None, limit: int = 100, offse
     ctx, _ = caller.reading(scope)
     options = parse(DocumentListOptions, {"limit": limit, "offset": offset, "path": path, "cursor": cursor},
                     caller.runtime.settings.limits)
-    page = caller.runtime.service.list_documents(ctx, scope, options)
+    page = caller.runtime.service.list_memories(ctx, scope, options)
     return MemoryList.model_validate({"memories": [i.model_dump() for i in page.items], "total": page.total,
                                       "next_cursor": page.next_cursor, "namespaces": page.namespaces})
 
@@ -77,7 +77,7 @@ def list_memories(caller: Read, scope: ReadScope = None, limit: int = 100, offse
 def _search(caller: Caller, response: Response, scope: str | None, values: dict[str, object]) -> SearchOut:
     ctx, names = caller.reading(scope)
     request = parse(SearchRequest, {**{k: v for k, v in values.items() if v is not None}, "namespaces": names})
-    hits = caller.runtime.service.search_documents(ctx, request)
+    hits = caller.runtime.service.search_memories(ctx, request)
     response.headers["Cache-Control"] = NO_STORE
     return SearchOut.model_validate({"results": [h.model_dump() for h in hits], "total": len(hits),
                                      "namespaces": names})
@@ -136,7 +136,7 @@ def memory_history(memory_id: str, caller: Read, scope: ReadScope = None, limit:
 def update_memory(memory_id: str, body: UpdateBody, caller: Write, scope: ReadScope = None) -> MemoryOut:
     """A new version; ``expected_version`` is a compare-and-swap, ``request_id`` makes it retry-safe."""
     ctx, _ = caller.reading(scope)
-    updated = caller.runtime.service.update_document(ctx, memory_id, UpdateInput(**body.model_dump()))
+    updated = caller.runtime.service.update_memory(ctx, memory_id, UpdateInput(**body.model_dump())).document
     return MemoryOut.model_validate(updated.model_dump())
 
 

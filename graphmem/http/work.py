@@ -23,7 +23,7 @@ Add = Annotated[Caller, Depends(adder)]
 def submit_job(body: JobBody, caller: Add) -> JobAccepted:
     """Queue memories; a worker ingests them once. Ask ``GET /v1/jobs/{job_id}`` how it went."""
     ctx, ns = caller.scope(body.scope)
-    return JobAccepted(job_id=caller.runtime.service.submit_documents(ctx, ns, body.memories).id)
+    return JobAccepted(job_id=caller.runtime.service.submit_memories(ctx, ns, body.memories).id)
 
 
 @router.get("/jobs/{job_id}", response_model=JobInfo)

@@ -10,12 +10,11 @@ from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
 from graphmem.mcp.calls import Caller, Calls
-from graphmem.mcp.memory_tools import READ, Namespace, OwnNamespace
+from graphmem.mcp.memory_tools import CLIENT, READ, Namespace, OwnNamespace
 from graphmem.mcp.shapes import Lineage, MemoryBrief
 from graphmem.model import (
-    HARD_LIMITS,
-    DocumentInput,
     DocumentListOptions,
+    Exchange,
     Id,
     MaxItems,
     MaxTokens,
@@ -24,11 +23,8 @@ from graphmem.model import (
     QueryText,
     RecallRequest,
 )
+from graphmem.model.documents import Turn
 from graphmem.results import FactHit, NamespacesRead
-
-EXCHANGE = "User: {user}\nAssistant: {assistant}"  # one memory: the roles stay in the text
-# each side's bound follows from the one content bound: the two with their labels always fit
-TURN_CHARS = (HARD_LIMITS.content_chars - len(EXCHANGE.format(user="", assistant=""))) // 2
 
 
 class Queued(BaseModel):
@@ -76,22 +72,17 @@ def register(server: MCPServer, calls: Calls) -> None:
     @server.tool(title="Log an exchange", annotations=READ.model_copy(update={"read_only_hint": False,
                                                                               "idempotent_hint": False}),
                  structured_output=True)
-    def log_exchange(user_message: Annotated[str, Field(min_length=1, max_length=TURN_CHARS)],
-                     assistant_message: Annotated[str, Field(min_length=1, max_length=TURN_CHARS)],
+    def log_exchange(user_message: Turn, assistant_message: Turn,
                      conversation_id: Annotated[str | None, Field(max_length=100)] = None,
                      namespace: OwnNamespace = None) -> Queued:
         """Remember one turn of the conversation (both messages), in the background: returns at once with an
         ingestion_id; check_memory_status says when it is stored."""
-        content = EXCHANGE.format(user=user_message, assistant=assistant_message)
-        metadata: dict[str, str | int | float | bool] = {"kind": "exchange", "roles": "user,assistant",
-                                                         "client": "mcp"}
-        if conversation_id:
-            metadata["conversation_id"] = conversation_id
 
         def work(caller: Caller) -> Queued:
-            item = DocumentInput(content=content, metadata={**metadata, "credential": caller.credential.name})
-            return Queued(ingestion_id=caller.runtime.service.submit_documents(caller.context, caller.own,
-                                                                               [item]).id)
+            exchange = Exchange(user_message=user_message, assistant_message=assistant_message,
+                                conversation_id=conversation_id)
+            return Queued(ingestion_id=caller.runtime.service.log_exchange(caller.context, caller.own, exchange,
+                                                                           CLIENT).id)
 
         return calls.run(Charge.write, namespace, work)
 
@@ -131,7 +122,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         """The most recently stored memories, newest first, each with a short preview."""
 
         def work(caller: Caller) -> RecentMemories:
-            page = caller.runtime.service.list_documents(caller.context, caller.namespace,
+            page = caller.runtime.service.list_memories(caller.context, caller.namespace,
                                                          DocumentListOptions(limit=limit))
             return RecentMemories(memories=[MemoryBrief.of(m, m.preview) for m in page.items],
                                   namespaces=page.namespaces)

@@ -3,8 +3,6 @@ entities, the bounded evidence graph, a memory's history, forgetting and restori
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
@@ -13,20 +11,19 @@ from graphmem.mcp.calls import Caller, Calls
 from graphmem.mcp.memory_tools import DESTROY, MEMORY_ID, READ, WRITE, Namespace, OwnNamespace, forget
 from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, MemoryBrief, cut_texts
 from graphmem.model import (
+    EXPLORE_TOKENS,
     Cursor,
-    Depth,
     EntityLookup,
     EntityName,
     EntitySearchRequest,
-    ExportCaps,
+    ExploreCaps,
+    ExploreTokens,
     ExportRequest,
     ExportSeed,
-    Fanout,
     ForgetMode,
     HistoryOptions,
     Hops,
     Id,
-    Input,
     Limit,
     ListedItems,
     Millis,
@@ -35,24 +32,9 @@ from graphmem.model import (
     SearchRequest,
     TripleQuery,
     View,
-    within,
 )
 from graphmem.results import EntityDetail, EntityPage, ForgetResult, NamespacesRead, PathResult, TriplePage
 from graphmem.results.tokens import GraphResult
-
-# explore_graph's own defaults: an agent's first look at the graph stays small (measured under 8,000 tokens)
-EXPLORE_TOKENS = 8000
-GraphTokens = Annotated[int, Field(ge=1000, le=100_000, description="the result's size cap in tokens")]
-
-
-class ExploreCaps(Input):
-    """explore_graph's own defaults: an agent's first look at the graph stays small. A page is at most 1,000
-    nodes (the HTTP API's 5,000): each costs some 35 tokens before its label."""
-
-    depth: Depth = 2
-    max_nodes: Annotated[int, Field(strict=True), within(1, 1000)] = 100
-    fanout: Fanout = 10
-
 
 EXPLORE = ExploreCaps()
 
@@ -137,7 +119,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         return calls.run(Charge.read, namespace, work, {"source": "from_entity", "target": "to_entity"})
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
-    def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: GraphTokens = EXPLORE_TOKENS,
+    def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: ExploreTokens = EXPLORE_TOKENS,
                       cursor: Cursor = None, count_reachable: bool = True,
                       namespace: Namespace = None) -> GraphResult:
         """The evidence graph around a seed: {"kind": "query", "query": "..."}, {"kind": "document", "id": a
@@ -149,9 +131,8 @@ def register(server: MCPServer, calls: Calls) -> None:
         speed) and nextCursor for the next page. Edges name nodes by their `ref`."""
 
         def work(caller: Caller) -> GraphResult:
-            bounds = ExportCaps(depth=caps.depth, max_nodes=caps.max_nodes, max_documents=caps.max_nodes,
-                                fanout=caps.fanout)
-            request = ExportRequest(seed=seed, caps=bounds, cursor=cursor, count_reachable=count_reachable)
+            request = ExportRequest(seed=seed, caps=caps.export_caps(), cursor=cursor,
+                                    count_reachable=count_reachable)
             return caller.runtime.service.export_within_tokens(caller.context, caller.namespace, request,
                                                                PREVIEW_CHARS, max_tokens)
 

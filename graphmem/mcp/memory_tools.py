@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from graphmem.errors import Names
 from graphmem.identity import Charge
-from graphmem.mcp.calls import Caller, Calls, report
+from graphmem.mcp.calls import Caller, Calls
 from graphmem.mcp.shapes import (
     FactBrief,
     GetMemoryResult,
@@ -25,7 +24,6 @@ from graphmem.mcp.shapes import (
 )
 from graphmem.model import (
     HARD_LIMITS,
-    MAX_LIMIT,
     OWN_NAMESPACE,
     READ_NAMESPACE,
     Content,
@@ -35,7 +33,6 @@ from graphmem.model import (
     ForgetMode,
     ForgetRequest,
     Id,
-    IngestItem,
     MemoryDetailOptions,
     Metadata,
     PageLimit,
@@ -46,7 +43,7 @@ from graphmem.model import (
     Title,
     UpdateInput,
 )
-from graphmem.results import Change, ForgetResult
+from graphmem.results import ForgetResult
 from graphmem.results.tokens import cut
 
 Namespace = Annotated[str | None, Field(description=READ_NAMESPACE)]  # a read, or a call by id
@@ -55,6 +52,7 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 MEMORY_ID: Names = {"id": "memory_id"}  # the service's id of a memory, as the tools name it
+CLIENT = "mcp"  # where a memory came from, in its metadata
 
 
 def register(server: MCPServer, calls: Calls) -> None:
@@ -64,11 +62,11 @@ def register(server: MCPServer, calls: Calls) -> None:
         """Find stored memories that answer a question or match a topic (meaning and words). Use before answering
         from memory. Returns up to `limit` memories (clamped to 1-100; `clamped` says so), best first, each with
         its best facts and where they come from. `path` narrows to a folder ("projects/x" or "projects/x%")."""
-        used = min(max(limit, 1), MAX_LIMIT)  # clamped, as the seed does: its schema sets no maximum
+        used = SearchRequest.clamped_limit(limit)
 
         def work(caller: Caller) -> SearchMemoriesResult:
             request = SearchRequest(query=query, limit=used, path=path, namespaces=caller.namespaces)
-            hits = caller.runtime.service.search_documents(caller.context, request)
+            hits = caller.runtime.service.search_memories(caller.context, request)
             results = [MemoryFound(id=h.document_id, namespace=h.namespace, title=h.title,
                                    path=h.facts[0].citation.path if h.facts else None, score=round(h.score, 5),
                                    version=h.version, is_latest=h.is_latest, recorded_at=h.recorded_at,
@@ -89,7 +87,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         def work(caller: Caller) -> ListMemoriesResult:
             at = {"cursor": cursor} if cursor else {"offset": (page - 1) * limit}
             options = DocumentListOptions(limit=limit, path=path, **at)
-            listed = caller.runtime.service.list_documents(caller.context, caller.namespace, options)
+            listed = caller.runtime.service.list_memories(caller.context, caller.namespace, options)
             return ListMemoriesResult(memories=[MemoryBrief.of(m, m.preview) for m in listed.items],
                                       total=listed.total, page=page, limit=limit,
                                       has_more=listed.next_cursor is not None, next_cursor=listed.next_cursor,
@@ -127,14 +125,8 @@ def register(server: MCPServer, calls: Calls) -> None:
         returns that memory (`status: unchanged`). Returns its id; later changes go through update_memory."""
 
         def work(caller: Caller) -> Written:
-            recorded = {**(metadata or {}), "client": "mcp", "credential": caller.credential.name}  # ours last
-            item = DocumentInput(content=content, path=path, title=title, metadata=recorded)
-            outcome = caller.runtime.service.ingest(caller.context, caller.own, [IngestItem(document=item)])[0]
-            if outcome.error is not None or outcome.document is None:
-                raise ToolError(report(outcome.error))
-            document = outcome.document
-            return Written(id=document.id, chain_id=document.chain_id, version=document.version,
-                           status="unchanged" if outcome.change is Change.unchanged else "remembered")
+            item = DocumentInput(content=content, path=path, title=title, metadata=metadata)
+            return Written.of(caller.runtime.service.add_memory(caller.context, caller.own, item, CLIENT))
 
         return calls.run(Charge.write, namespace, work)
 
@@ -147,9 +139,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         def work(caller: Caller) -> Written:
             update = UpdateInput(content=content, expected_version=expected_version, title=title, metadata=metadata,
                                  path=path)
-            document = caller.runtime.service.update_document(caller.context, memory_id, update)
-            return Written(id=document.id, chain_id=document.chain_id, version=document.version,
-                           status="updated" if document.id != memory_id else "unchanged")
+            return Written.of(caller.runtime.service.update_memory(caller.context, memory_id, update))
 
         return calls.run(Charge.write, namespace, work, MEMORY_ID, across=True)
 

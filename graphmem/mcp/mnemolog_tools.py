@@ -79,7 +79,7 @@ def register(server: MCPServer, calls: Calls) -> None:
         def work(caller: Caller) -> MnemologItems:
             request = SearchRequest(query=query, limit=limit, since=epoch_ms(since), namespaces=caller.namespaces)
             items = []
-            for hit in caller.runtime.service.search_documents(caller.context, request):
+            for hit in caller.runtime.service.search_memories(caller.context, request):
                 passages = " … ".join(f.text for f in sorted(hit.facts, key=lambda f: f.citation.start))
                 content, truncated = cut(passages, CONTENT_CHARS)
                 items.append(MnemologItem(id=hit.document_id, title=hit.title, content=content or "",

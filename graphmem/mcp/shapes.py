@@ -8,11 +8,13 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from graphmem.results import DocumentInfo, FactHit, FactInfo, NamespacesRead
+from graphmem.results import Change, Changed, DocumentInfo, FactHit, FactInfo, NamespacesRead
 from graphmem.results.seed import Seed
 from graphmem.results.tokens import cut
 
 PREVIEW_CHARS = 300
+# the seed's words for what a write did
+WRITTEN_STATUS = {Change.created: "remembered", Change.versioned: "updated", Change.unchanged: "unchanged"}
 FACT_CHARS = 500
 
 
@@ -161,3 +163,9 @@ class Written(Seed):
     version: int | None
     is_latest: bool = True
     status: Literal["remembered", "updated", "unchanged"]
+
+    @classmethod
+    def of(cls, changed: Changed) -> Written:
+        document = changed.document
+        return cls(id=document.id, chain_id=document.chain_id, version=document.version,
+                   status=WRITTEN_STATUS[changed.change])

@@ -22,6 +22,7 @@ from graphmem.model.documents import (
     EntityListOptions,
     EntitySort,
     EntityWhere,
+    Exchange,
     FactListOptions,
     FactSort,
     FactWhere,
@@ -80,6 +81,7 @@ from graphmem.model.handoffs import (
     Summary,
 )
 from graphmem.model.queries import (
+    EXPLORE_TOKENS,
     MAX_LIMIT,
     MAX_SEED_IDS,
     Depth,
@@ -88,6 +90,8 @@ from graphmem.model.queries import (
     EntityName,
     EntitySearchRequest,
     EntitySeed,
+    ExploreCaps,
+    ExploreTokens,
     ExportCaps,
     ExportFormat,
     ExportRequest,
@@ -111,6 +115,7 @@ from graphmem.model.queries import (
 
 __all__ = [
     "CURRENT",
+    "EXPLORE_TOKENS",
     "HARD_LIMITS",
     "ID_PATTERN",
     "INT64",
@@ -142,7 +147,10 @@ __all__ = [
     "EntitySort",
     "EntityWhere",
     "Entries",
+    "Exchange",
     "ExpectedVersion",
+    "ExploreCaps",
+    "ExploreTokens",
     "ExportCaps",
     "ExportFormat",
     "ExportRequest",

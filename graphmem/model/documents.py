@@ -91,6 +91,36 @@ class DocumentInput(Input):
     request_id: RequestId = None
 
 
+    def stamped(self, client: str, credential: str | None) -> DocumentInput:
+        """This memory with where it came from in its metadata: the front end (``client``) and the
+        credential's name, written over any of the caller's keys of those names."""
+        metadata: dict[str, str | int | float | bool] = {**(self.metadata or {}), "client": client}
+        if credential is not None:
+            metadata["credential"] = credential
+        return self.model_copy(update={"metadata": metadata})
+
+
+EXCHANGE = "User: {user}\nAssistant: {assistant}"  # one memory: the roles stay in the text
+# each side's bound follows from the one content bound: the two with their labels always fit
+TURN_CHARS = (HARD_LIMITS.content_chars - len(EXCHANGE.format(user="", assistant=""))) // 2
+Turn = Annotated[str, Field(min_length=1, max_length=TURN_CHARS)]
+
+
+class Exchange(Input):
+    """One turn of a conversation: what the user said and what the assistant answered, kept as one memory."""
+
+    user_message: Turn
+    assistant_message: Turn
+    conversation_id: Annotated[str | None, Field(max_length=100)] = None
+
+    def document(self) -> DocumentInput:
+        metadata: dict[str, str | int | float | bool] = {"kind": "exchange", "roles": "user,assistant"}
+        if self.conversation_id:
+            metadata["conversation_id"] = self.conversation_id
+        return DocumentInput(content=EXCHANGE.format(user=self.user_message, assistant=self.assistant_message),
+                             metadata=metadata)
+
+
 class IngestItem(Input):
     """A memory from a file or a JSONL line. ``versioned``: its source is its identity (a file), so a
     changed file becomes a new version of the current memory with that source."""

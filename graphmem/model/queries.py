@@ -54,6 +54,12 @@ class SearchRequest(SearchFilters):
     recency_half_life_days: float = Field(30.0, strict=True, gt=0, le=36_500)
     explain: Flag = False
 
+    @staticmethod
+    def clamped_limit(limit: int) -> int:
+        """The seed tools' rule for a ``limit`` (their schema sets no bound): outside 1 to ``MAX_LIMIT`` it is
+        brought inside rather than refused; callers say when it was."""
+        return min(max(limit, 1), MAX_LIMIT)
+
 
 MaxItems = Annotated[int, Field(strict=True), within(1, 50)]
 MaxTokens = Annotated[int, Field(strict=True), within(32, 16_000)]
@@ -148,6 +154,24 @@ class ExportCaps(Input):
     max_nodes: MaxNodes = 2000
     max_documents: MaxDocuments = 1000
     fanout: Fanout = 50
+
+
+class ExploreCaps(Input):
+    """An agent's first look at the graph stays small: one cap on nodes, which bounds the memories too. A page
+    is at most 1,000 nodes (the HTTP API's 5,000): each costs some 35 tokens before its label."""
+
+    depth: Depth = 2
+    max_nodes: Annotated[int, Field(strict=True), within(1, 1000)] = 100
+    fanout: Fanout = 10
+
+    def export_caps(self) -> ExportCaps:
+        return ExportCaps(depth=self.depth, max_nodes=self.max_nodes, max_documents=self.max_nodes,
+                          fanout=self.fanout)
+
+
+# the token budget of an explored page: measured under 8,000 tokens at ExploreCaps' defaults
+EXPLORE_TOKENS = 8000
+ExploreTokens = Annotated[int, Field(ge=1000, le=100_000, description="the result's size cap in tokens")]
 
 
 class ExportRequest(Input):

@@ -9,6 +9,7 @@ evidence-graph fields to the gateway seed's ``totalDocuments``, ``truncated``, `
 from graphmem.results.documents import (
     INFERENCE,
     Change,
+    Changed,
     Document,
     DocumentInfo,
     DocumentPage,
@@ -68,6 +69,7 @@ __all__ = [
     "INFERENCE",
     "AnswerStatus",
     "Change",
+    "Changed",
     "Citation",
     "Document",
     "DocumentHit",

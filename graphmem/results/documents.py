@@ -173,6 +173,13 @@ class Change(StrEnum):
     failed = "failed"
 
 
+class Changed(BaseModel):
+    """What a write did: the memory version it answers with, and whether that is new."""
+
+    document: Document
+    change: Change
+
+
 class ErrorReport(BaseModel):
     code: str
     message: str

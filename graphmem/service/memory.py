@@ -23,8 +23,9 @@ Inputs are validated again under the operator's limits (``model.checked``), whoe
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from graphmem.config import Settings
 from graphmem.cursors import Cursors
@@ -40,6 +41,7 @@ from graphmem.model import (
     EntityListOptions,
     EntityLookup,
     EntitySearchRequest,
+    Exchange,
     ExportFormat,
     ExportRequest,
     FactListOptions,
@@ -65,6 +67,8 @@ from graphmem.model.assertions import (
 )
 from graphmem.records import now_ms
 from graphmem.results import (
+    Change,
+    Changed,
     Document,
     DocumentHit,
     DocumentInfo,
@@ -86,6 +90,7 @@ from graphmem.results import (
     HistoryPage,
     IngestOutcome,
     JobInfo,
+    JobStatus,
     MemoryDetail,
     NamespaceCounts,
     Neighbour,
@@ -120,6 +125,7 @@ from graphmem.service.shared import Core
 from graphmem.store.driver import GraphStore
 
 log = logging.getLogger(__name__)
+JOB_POLL_S = 0.25  # how often watch_job reads a job's status
 
 
 class MemoryService:
@@ -145,21 +151,47 @@ class MemoryService:
 
     # ---- adding -------------------------------------------------------------------------------------------
 
-    def add_document(self, ctx: CallerContext, namespace: str, item: DocumentInput) -> Document:
-        """Store a new memory (version 1) and its sentence facts, in one transaction."""
-        return self._adding.add(ctx, namespace, [item])[0][0]
+    def add_memory(self, ctx: CallerContext, namespace: str, item: DocumentInput,
+                   client: str | None = None) -> Changed:
+        """Store a new memory (version 1) and its sentence facts, in one transaction; text identical to a
+        current memory of the namespace answers with that memory, ``unchanged``. ``client``: the front end
+        it came through, recorded in its metadata with the credential's name (``DocumentInput.stamped``)."""
+        if client is not None:
+            item = item.stamped(client, ctx.credential_name)
+        document, change = self._adding.add(ctx, namespace, [item])[0]
+        return Changed(document=document, change=change)
 
-    def add_documents(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> list[Document]:
+    def add_memories(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> list[Changed]:
         """Store up to ``limits.batch_max`` memories in one transaction; a batch whose request_id conflicts
         writes nothing."""
-        return [document for document, _ in self._adding.add(ctx, namespace, items)]
+        return [Changed(document=document, change=change)
+                for document, change in self._adding.add(ctx, namespace, items)]
 
-    def submit_documents(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> JobInfo:
+    def submit_memories(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> JobInfo:
         """Queue memories for ingestion; the job is returned at once and applied exactly once by a worker."""
         return self._adding.submit(ctx, namespace, items)
 
+    def log_exchange(self, ctx: CallerContext, namespace: str, exchange: Exchange, client: str) -> JobInfo:
+        """Queue one turn of a conversation as one memory (``Exchange.document``), stamped like ``add_memory``'s;
+        the job is returned at once."""
+        return self.submit_memories(ctx, namespace, [exchange.document().stamped(client, ctx.credential_name)])
+
     def job_status(self, ctx: CallerContext, job_id: str) -> JobInfo:
         return self._adding.job_status(ctx, job_id)
+
+    async def watch_job(self, ctx: CallerContext, job_id: str, poll_s: float = JOB_POLL_S) -> AsyncIterator[JobInfo]:
+        """The job now, then again each time its state changes, ending with the state it ends in (done or
+        failed). Its status is read every ``poll_s`` seconds in a worker thread (the driver blocks)."""
+        seen: tuple[object, ...] | None = None
+        while True:
+            job = await asyncio.to_thread(self.job_status, ctx, job_id)
+            state = (job.status, job.attempts, job.started_at, job.finished_at)
+            if state != seen:
+                seen = state
+                yield job
+            if job.status in (JobStatus.done, JobStatus.failed):
+                return
+            await asyncio.sleep(poll_s)
 
     def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem],
                progress: Progress | None = None) -> list[IngestOutcome]:
@@ -175,14 +207,15 @@ class MemoryService:
 
     # ---- documents ----------------------------------------------------------------------------------------
 
-    def get_document(self, ctx: CallerContext, doc_id: str) -> Document:
+    def get_version(self, ctx: CallerContext, doc_id: str) -> Document:
+        """One version of a memory by its id."""
         return self._documents.get(ctx, doc_id)
 
-    def get_documents(self, ctx: CallerContext, doc_ids: list[str]) -> dict[str, Document]:
+    def get_versions(self, ctx: CallerContext, doc_ids: list[str]) -> dict[str, Document]:
         """Versions by id in one read (for batching front ends); unreadable ids are absent."""
         return self._documents.many(ctx, doc_ids)
 
-    def facts_of_documents(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
+    def facts_of_memories(self, ctx: CallerContext, doc_ids: list[str], limit: int) -> dict[str, list[FactInfo]]:
         """The first ``limit`` facts of each memory in one read (for batching front ends)."""
         return self._documents.facts_of(ctx, doc_ids, limit)
 
@@ -195,15 +228,18 @@ class MemoryService:
         """A version with its facts (lineage fields on each) and the entities they mention."""
         return self._documents.detail(ctx, doc_id, options)
 
-    def list_documents(self, ctx: CallerContext, namespace: str | None,
+    def list_memories(self, ctx: CallerContext, namespace: str | None,
                        options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:
         return self._documents.list(ctx, namespace, options)
 
     def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions = HistoryOptions()) -> HistoryPage:
         return self._documents.history(ctx, doc_id, options)
 
-    def update_document(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Document:
-        return self._documents.update(ctx, doc_id, update)
+    def update_memory(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Changed:
+        """A new version of the memory (``versioned``), or, when ``update`` changes nothing, the version it
+        names (``unchanged``)."""
+        document = self._documents.update(ctx, doc_id, update)
+        return Changed(document=document, change=Change.unchanged if document.id == doc_id else Change.versioned)
 
     def namespace_counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         return self._documents.counts(ctx, namespace)
@@ -277,7 +313,7 @@ class MemoryService:
     def search(self, ctx: CallerContext, request: SearchRequest) -> list[FactHit]:
         return self._search.facts(ctx, request)
 
-    def search_documents(self, ctx: CallerContext, request: SearchRequest) -> list[DocumentHit]:
+    def search_memories(self, ctx: CallerContext, request: SearchRequest) -> list[DocumentHit]:
         return self._search.documents(ctx, request)
 
     def search_entities(self, ctx: CallerContext, request: EntitySearchRequest) -> EntityPage:
