@@ -19,9 +19,35 @@ from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
+from graphmem.store.engine import BundledEngine
 from helpers import engine_processes, graph_driver, make_settings, query
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+pytest_plugins = ["export_helpers"]  # the export modules' fixtures (spy, chain, hub)
+
+# What a test needs, as a marker: ``browser`` (headless Chromium; the module says so), ``engine`` (the bundled
+# engine: the session's, through the ``runtime`` fixture, or its own; a module that starts one itself says
+# so), else ``unit``: ``pytest -m unit`` is the fast subset, and a unit test that starts an engine fails.
+ENGINE_FIXTURES = {"runtime"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") or item.get_closest_marker("engine"):
+            continue
+        needs_engine = ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.engine if needs_engine else pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_start_no_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refused(*_: object, **__: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} is marked unit but starts the bundled engine: mark it engine")
+
+    monkeypatch.setattr(BundledEngine, "_start", refused)
 
 
 @pytest.fixture(scope="session")

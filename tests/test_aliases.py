@@ -7,11 +7,11 @@ from __future__ import annotations
 import uuid
 
 import neo4j
+from factories import add
 
 from graphmem.ingest.aliases import Known, agrees, number_variants, plan, short_forms
 from graphmem.model import (
     CallerContext,
-    DocumentInput,
     EntityListOptions,
     EntityLookup,
     EntitySearchRequest,
@@ -20,10 +20,6 @@ from graphmem.model import (
 from graphmem.model.assertions import EntitiesCreate, EntityAssertion
 from graphmem.service import MemoryService
 from helpers import query
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, text: str) -> str:
-    return service.add_memory(ctx, ns, DocumentInput(content=text)).document.id
 
 
 def entities(service: MemoryService, ctx: CallerContext, ns: str) -> dict[str, list[str]]:
@@ -137,7 +133,7 @@ def test_an_agents_entity_is_never_absorbed(service: MemoryService, ctx: CallerC
 def test_forgetting_the_only_memory_that_used_an_alias_takes_it_out_of_view(service: MemoryService,
                                                                            ctx: CallerContext, ns: str) -> None:
     add(service, ctx, ns, "Project Falcon ships in March.")
-    memory = add(service, ctx, ns, "Falcon slipped by a week.")
+    memory = add(service, ctx, ns, "Falcon slipped by a week.").id
     assert entities(service, ctx, ns)["Project Falcon"] == ["Falcon"]
     service.forget(ctx, memory, ForgetRequest())
     assert entities(service, ctx, ns)["Project Falcon"] == []

@@ -31,6 +31,8 @@ from graphmem.service.shared import Core
 from helpers import engine_processes, make_settings, query
 from secret_scan import leaks
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 
 def test_health_reports_engine_dialect_and_versions_and_a_path_only_to_an_admin(runtime: Runtime) -> None:
     assert runtime.engine is not None

@@ -4,9 +4,8 @@ the statements, on the real engine (hashing embedder, real spaCy); document sear
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from factories import add
 
 from graphmem.ingest.chunks import CHUNK_CHARS, chunk_spans
 from graphmem.ingest.split import split_facts, split_memory
@@ -76,20 +75,16 @@ def test_a_later_chunk_reads_its_turn_header() -> None:
     assert chunks[0].embedding_text.startswith("Ilse (9:00 am on 3 March 2025): The rowing note")
 
 
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> str:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document.id
-
-
 @pytest.mark.parametrize("signal", ["vector", "fulltext"])
 def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
         runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str, signal: str) -> None:
     other_ns = f"{ns}-other"
     other = CallerContext.for_namespaces(other_ns)
-    v1 = add(service, ctx, ns, "Ilse: the winter freeze starts on the fifteenth.", path="plans/winter")
+    v1 = add(service, ctx, ns, "Ilse: the winter freeze starts on the fifteenth.", path="plans/winter").id
     v2 = service.update_memory(ctx, v1, UpdateInput(content="Ilse: the winter freeze starts on the tenth.")).document.id
-    kept = add(service, ctx, ns, "Kofi: the winter freeze worries Ilse.", source="chat")
-    soft = add(service, ctx, ns, "Sam: the winter freeze is early this year.")
-    redacted = add(service, ctx, ns, "Sam: the winter freeze secret plan.")
+    kept = add(service, ctx, ns, "Kofi: the winter freeze worries Ilse.", source="chat").id
+    soft = add(service, ctx, ns, "Sam: the winter freeze is early this year.").id
+    redacted = add(service, ctx, ns, "Sam: the winter freeze secret plan.").id
     add(service, other, other_ns, "Ilse: the winter freeze starts on the second.")
     service.forget(ctx, soft, ForgetRequest(mode=ForgetMode.soft))
     service.forget(ctx, redacted, ForgetRequest(mode=ForgetMode.redact))
@@ -119,7 +114,7 @@ def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
     kofi = next(e for e in service.search_entities(ctx, EntitySearchRequest(query="Kofi")).items if e.name == "Kofi")
     assert found(filters=SearchFilters(entity_id=kofi.id)) == {kept}
     assert found(namespaces=[other_ns]) != found() and not found(namespaces=[other_ns]) & found()
-    hard = add(service, ctx, ns, "Sam: the winter freeze plan to delete.")
+    hard = add(service, ctx, ns, "Sam: the winter freeze plan to delete.").id
     assert hard in found()
     service.forget(ctx, hard, ForgetRequest(mode=ForgetMode.hard))
     with graph_driver(runtime) as driver:
@@ -129,7 +124,7 @@ def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
 
 def test_document_search_ranks_a_memory_by_its_own_signals(service: MemoryService, ctx: CallerContext,
                                                            ns: str) -> None:
-    marathon = add(service, ctx, ns, TURN)
+    marathon = add(service, ctx, ns, TURN).id
     add(service, ctx, ns, "Sam (9:00 am on 3 March 2025): My knee hurts after football.")
     add(service, ctx, ns, "Kofi (9:05 am on 3 March 2025): I like tea in the morning.")
     hits = service.search_memories(ctx, SearchRequest(query="Kofi knee marathon", limit=3, explain=True))
@@ -149,7 +144,7 @@ def test_document_search_ranks_a_memory_by_its_own_signals(service: MemoryServic
 
 def test_a_memory_found_by_its_own_signals_alone_carries_its_best_facts(
         runtime: Runtime, service: MemoryService, ctx: CallerContext, ns: str) -> None:
-    marathon = add(service, ctx, ns, TURN)
+    marathon = add(service, ctx, ns, TURN).id
     add(service, ctx, ns, "Sam (9:00 am on 3 March 2025): The river path is closed.")
     (vector,) = service.pipeline.embedder.embed(["Leeds half marathon knee"])
     params = {"namespaces": [ns], "vector": vector, **view_params(CURRENT), **filter_params(NO_FILTERS)}
@@ -165,7 +160,7 @@ def test_a_memory_found_by_its_own_signals_alone_carries_its_best_facts(
 def test_stored_neighbours_bring_in_the_answer_to_a_question(runtime: Runtime, service: MemoryService,
                                                              ctx: CallerContext, ns: str) -> None:
     other = CallerContext.for_namespaces(f"{ns}-b")
-    first = add(service, ctx, ns, "Ilse (8:40 pm on 17 August 2025): Welcome back from Copenhagen!")
+    first = add(service, ctx, ns, "Ilse (8:40 pm on 17 August 2025): Welcome back from Copenhagen!").id
     batch = [c.document for c in service.add_memories(ctx, ns, [DocumentInput(content=c) for c in (
         "Ilse (8:40 pm on 17 August 2025): Every bakery?? How many bakeries was that?",
         "Kofi (8:40 pm on 17 August 2025): Eleven.",

@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 
 import neo4j
+import pytest
 
 from graphmem.ingest.files import split_paragraphs
 from graphmem.runtime import Runtime
 from helpers import query
+
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 
 def ingest(runtime: Runtime, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

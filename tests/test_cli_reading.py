@@ -20,6 +20,8 @@ from graphmem.model import CallerContext, DocumentInput, UpdateInput
 from graphmem.runtime import Runtime
 from helpers import make_settings, new_database
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 
 @dataclass(frozen=True)
 class Ran:

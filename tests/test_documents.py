@@ -7,6 +7,7 @@ from typing import Any
 
 import neo4j
 import pytest
+from factories import add, update
 from pydantic import BaseModel
 
 from graphmem.errors import Conflict, InvalidInput, NotFound
@@ -16,22 +17,13 @@ from graphmem.model import (
     DocumentListOptions,
     ForgetMode,
     ForgetRequest,
-    UpdateInput,
     View,
     parse,
 )
 from graphmem.records import content_hash
-from graphmem.results import Document, DocumentPage
+from graphmem.results import DocumentPage
 from graphmem.service import MemoryService
 from helpers import counts, query
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str, **fields: Any) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content, **fields)).document
 
 
 def listing(service: MemoryService, ctx: CallerContext, ns: str, **options: Any) -> DocumentPage:

@@ -28,6 +28,8 @@ from graphmem.store.engine import GC_LOG, JAVA_OPTION_VARIABLES, BundledEngine, 
 from graphmem.store.watch import FIRST_DELAY_S, EngineWatch
 from helpers import engine_processes, make_settings
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 CLI = [sys.executable, "-m", "graphmem.cli"]
 
 

@@ -5,14 +5,11 @@ hop bound, the current view (a superseded version's facts join nothing), and oth
 from __future__ import annotations
 
 import pytest
+from factories import add
 
 from graphmem.errors import NotFound
-from graphmem.model import CallerContext, DocumentInput, EntityLookup, PathRequest, UpdateInput, View
+from graphmem.model import CallerContext, EntityLookup, PathRequest, UpdateInput, View
 from graphmem.service import MemoryService
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, text: str) -> str:
-    return service.add_memory(ctx, ns, DocumentInput(content=text)).document.id
 
 
 def test_an_entity_by_id_and_by_name_with_bounded_lists(service: MemoryService, ctx: CallerContext,
@@ -52,7 +49,7 @@ def test_shortest_paths_with_their_facts(service: MemoryService, ctx: CallerCont
 
 def test_a_shared_fact_is_a_step_and_old_versions_join_nothing(service: MemoryService, ctx: CallerContext,
                                                                ns: str) -> None:
-    memory = add(service, ctx, ns, "Ada Park and Ben Ortiz attended the Lisbon summit.")
+    memory = add(service, ctx, ns, "Ada Park and Ben Ortiz attended the Lisbon summit.").id
     add(service, ctx, ns, "Ben Ortiz lives in Madrid.")
     found = service.find_path(ctx, ns, PathRequest(source="Ada Park", target="Ben Ortiz"))
     assert found.hops == 1 and found.paths[0].steps[0].via == "fact"

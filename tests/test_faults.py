@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
@@ -25,6 +26,8 @@ from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext
 from graphmem.runtime import Runtime
 from helpers import engine_processes, free_port, graph_driver, make_settings, query
+
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 NS = "faults"
 

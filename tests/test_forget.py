@@ -9,17 +9,16 @@ from typing import Any
 import anyio
 import neo4j
 import pytest
+from factories import add, update
 from fastapi.testclient import TestClient
 
 from graphmem.app import create_app
 from graphmem.errors import Conflict, Forbidden, GraphmemError, InvalidInput, NotFound
 from graphmem.model import (
     CallerContext,
-    DocumentInput,
     DocumentListOptions,
     ForgetMode,
     ForgetRequest,
-    UpdateInput,
     View,
     parse,
 )
@@ -28,14 +27,6 @@ from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from helpers import counts, query
 from mcp_helpers import credential, session
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str, mode: str,

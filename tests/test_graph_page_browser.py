@@ -37,6 +37,8 @@ from helpers import served
 DOUBLE_CLICK_MS = 500  # graph.js: two clicks on one node this close are a double-click
 CAPS = {"max_nodes": 80, "max_documents": 10, "fanout": 25, "depth": 2}
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def site(runtime: Runtime, gold_ns: str) -> Iterator[tuple[str, str]]:

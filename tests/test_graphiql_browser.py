@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from browser_helpers import artifacts, offline_page
 
 from graphmem.app import create_app
@@ -14,6 +15,8 @@ from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from helpers import served
+
+pytestmark = pytest.mark.browser
 
 
 def test_graphiql_runs_a_query_in_headless_chromium(runtime: Runtime) -> None:

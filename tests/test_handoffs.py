@@ -8,7 +8,7 @@ from typing import Any
 import neo4j
 import pytest
 
-from graphmem.errors import Conflict, InvalidInput, NotFound
+from graphmem.errors import Conflict, Forbidden, InvalidInput, NotFound
 from graphmem.model import CallerContext, HandoffInput, HandoffListOptions, parse
 from graphmem.results import Handoff
 from graphmem.service import MemoryService
@@ -125,5 +125,5 @@ def test_handoffs_stay_in_their_namespace(service: MemoryService, ctx: CallerCon
         service.list_handoffs(theirs, ns)
     reader = CallerContext(read=frozenset({ns}))
     assert service.get_handoff(reader, ns, "atlas/api").version == 1
-    with pytest.raises(Exception, match="no write access"):
+    with pytest.raises(Forbidden, match="no write access"):
         save(service, reader, ns, 1, "req-iso-2")

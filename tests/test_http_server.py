@@ -27,6 +27,8 @@ from graphmem.runtime import Runtime
 from graphmem.store.driver import GraphStore
 from helpers import graph_driver, make_settings, query, served
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 
 @pytest.fixture(scope="module")
 def server(runtime: Runtime) -> Iterator[str]:

@@ -6,28 +6,18 @@ from collections.abc import Callable
 
 import neo4j
 import pytest
+from factories import add, update
 
 from graphmem.errors import Forbidden, InvalidInput, NotFound
 from graphmem.model import (
     CallerContext,
-    DocumentInput,
     DocumentListOptions,
     ForgetMode,
     ForgetRequest,
-    UpdateInput,
     View,
 )
-from graphmem.results import Document
 from graphmem.service import MemoryService
 from helpers import counts
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget_as(mode: str) -> ForgetRequest:

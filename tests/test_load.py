@@ -12,11 +12,15 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from helpers import engine_processes
 from secret_scan import leaks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks are scripts
 import load
+
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 FAST_SERVE = {"GRAPHMEM_WARM_UP_SEARCHES": "0", "GRAPHMEM_WARM_UP_EXPORTS": "0"}
 # calls time out after 20 s and unanswered writes give up 60 s after the end: a server that stops answering

@@ -26,6 +26,8 @@ from graphmem.runtime import Runtime
 from helpers import engine_processes, served
 from mcp_helpers import Session, credential, over_http
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 GRAPHMEM = str(Path(sys.executable).with_name("graphmem"))
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

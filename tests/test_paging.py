@@ -7,12 +7,12 @@ time, once each; a cursor is bound to the request it continues and cannot be edi
 from __future__ import annotations
 
 import pytest
+from factories import add
 
 from graphmem.errors import InvalidInput
 from graphmem.model import (
     MAX_OFFSET,
     CallerContext,
-    DocumentInput,
     DocumentListOptions,
     EntitySearchRequest,
     HistoryOptions,
@@ -21,12 +21,7 @@ from graphmem.model import (
     View,
     parse,
 )
-from graphmem.results import Document
 from graphmem.service import MemoryService
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
 
 
 def walk_documents(service: MemoryService, ctx: CallerContext, ns: str, limit: int,

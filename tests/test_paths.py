@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from factories import add
 
-from graphmem.errors import InvalidInput
+from graphmem.errors import Conflict, InvalidInput
 from graphmem.model import (
     CallerContext,
     DocumentInput,
@@ -21,10 +20,6 @@ from graphmem.model import (
 )
 from graphmem.results import Document
 from graphmem.service import MemoryService
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 
 @pytest.fixture
@@ -96,7 +91,7 @@ def test_retried_update_request_covers_title_metadata_and_path(service: MemorySe
     update = UpdateInput(content="Version two.", path="x/y", request_id="req-upd-1")
     second = service.update_memory(ctx, first.id, update).document
     assert service.update_memory(ctx, first.id, update).document.id == second.id
-    with pytest.raises(Exception, match="already used"):
+    with pytest.raises(Conflict, match="already used"):
         service.update_memory(ctx, first.id, update.model_copy(update={"path": "x/z"}))
 
 

@@ -33,6 +33,8 @@ import pytest
 
 from helpers import engine_processes, free_port
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 MARKED = re.compile(r"^```sh readme-test\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 BLOCK_START = "@@readme-block {}@@"

@@ -23,6 +23,8 @@ from graphmem.runtime import Runtime
 from graphmem.store.settling import TTL_S, IndexSettling, vector_index_busy
 from helpers import free_port, make_settings, new_database
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 
 def test_the_busy_rule_on_states_the_engine_reported() -> None:
     """States as the bundled engine reported them while a build was due, running, or not needed."""

@@ -22,6 +22,8 @@ from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
 from helpers import graph_driver, make_settings, query
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 
 @pytest.fixture(scope="module")
 def real(run_root: Path) -> Iterator[Runtime]:

@@ -20,6 +20,8 @@ from graphmem.runtime import Runtime
 from graphmem.store.schema import record_embedder
 from helpers import graph_driver, make_settings, query
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 TURN = ("Kofi (8:15 pm on 2 March 2025): Ilse! Long time no speak. I finally signed up for the Leeds half "
         "marathon. My knee is holding up so far.")
 

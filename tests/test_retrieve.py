@@ -9,9 +9,9 @@ import uuid
 
 import neo4j
 import pytest
+from factories import add, update
 
-from graphmem.model import NO_FILTERS, CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput, View
-from graphmem.results import Document
+from graphmem.model import NO_FILTERS, CallerContext, ForgetMode, ForgetRequest, View
 from graphmem.runtime import Runtime
 from graphmem.search import retrieve
 from graphmem.search.hybrid import _graph_candidates
@@ -20,14 +20,6 @@ from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
 from graphmem.store.views import filter_params, view_params
 from helpers import query
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:

@@ -33,6 +33,8 @@ from graphmem.runtime import Runtime
 from helpers import isolated_store, served
 from schemathesis_hooks import OWNER_ID
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
 MAX_EXAMPLES = 25  # per operation and phase: the run takes about 30 s on two cores
 SEED = 20_260_601

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from factories import add, update
 
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.model import (
@@ -17,24 +18,15 @@ from graphmem.model import (
     RecallRequest,
     SearchRequest,
     TripleQuery,
-    UpdateInput,
     View,
     parse,
 )
-from graphmem.results import Document, DocumentHit, EntityHit, RecallResult, TripleHit
+from graphmem.results import DocumentHit, EntityHit, RecallResult, TripleHit
 from graphmem.search.memories import MEMORY_RRF_K, MEMORY_WEIGHTS
 from graphmem.search.recall import count_tokens
 from graphmem.service import MemoryService
 
 # ---- helpers: one typed request per call --------------------------------------------------------------
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content)).document
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:

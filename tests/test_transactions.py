@@ -10,19 +10,17 @@ from typing import Any
 
 import neo4j
 import pytest
+from factories import add
 from neo4j.exceptions import Neo4jError
 
 from graphmem.errors import Conflict, Contended, GraphmemError
-from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetRequest, UpdateInput
-from graphmem.results import Document
+from graphmem.model import CallerContext, ForgetMode, ForgetRequest, UpdateInput
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from graphmem.store.driver import GraphStore, RetryTransaction, Turns, Tx
 from helpers import counts, make_settings, query
 
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 
 class InjectedFault(Exception):

@@ -6,6 +6,7 @@ from typing import Any
 
 import neo4j
 import pytest
+from factories import add
 from pydantic import ValidationError
 
 from graphmem.errors import InvalidInput, NotFound
@@ -18,13 +19,8 @@ from graphmem.model import (
     View,
     parse,
 )
-from graphmem.results import Document
 from graphmem.service import MemoryService
 from helpers import counts, query
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
 
 BAD_ADDS: dict[str, dict[str, Any]] = {
     "blank": {"content": "  \n\t "},

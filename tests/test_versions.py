@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import neo4j
 import pytest
+from factories import add, update
 
 from graphmem.errors import Conflict, GraphmemError
-from graphmem.model import CallerContext, DocumentInput, UpdateInput
+from graphmem.model import CallerContext
 from graphmem.results import Document
 from graphmem.service import MemoryService
 from helpers import counts, query
-
-
-def add(service: MemoryService, ctx: CallerContext, ns: str, content: str, **fields: Any) -> Document:
-    return service.add_memory(ctx, ns, DocumentInput(content=content, **fields)).document
-
-
-def update(service: MemoryService, ctx: CallerContext, doc_id: str, content: str, **fields: Any) -> Document:
-    return service.update_memory(ctx, doc_id, UpdateInput(content=content, **fields)).document
 
 
 def test_chain_of_several_versions(service: MemoryService, ctx: CallerContext, ns: str,

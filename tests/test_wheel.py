@@ -20,6 +20,8 @@ import pytest
 
 from graphmem.store.queries import statements
 
+pytestmark = pytest.mark.engine  # starts engines or servers of its own
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

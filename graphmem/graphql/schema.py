@@ -55,6 +55,7 @@ from graphmem.model import (
     EntityLookup,
     EntitySearchRequest,
     ExportRequest,
+    ForgetMode,
     ForgetRequest,
     HandoffInput,
     HandoffListOptions,
@@ -73,7 +74,6 @@ from graphmem.model.assertions import (
     ObservationsDelete,
     RelationsChange,
 )
-from graphmem.model.documents import ForgetMode
 
 
 def _present(values: dict[str, Any]) -> dict[str, Any]:

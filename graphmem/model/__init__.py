@@ -1,5 +1,6 @@
 """What callers send: every service operation's input as a pydantic model, with its bounds declared here once
-(``fields.py`` the building blocks, ``documents.py`` and ``queries.py`` the inputs; all importable from here).
+(``fields.py`` the building blocks; ``views.py``, ``documents.py``, ``lists.py``, ``queries.py`` and
+``callers.py`` the inputs; all importable from here).
 
 Front ends build these models (they may rename a field for a seed contract, e.g. ``scope`` for
 ``namespace``, but never redeclare a bound); callers holding plain dicts (the CLI, JSONL lines) use
@@ -11,30 +12,15 @@ a nested map, an integer beyond 64 bits, NaN) is refused here, so tests cannot p
 on the other.
 """
 
+from graphmem.model.callers import CallerContext
 from graphmem.model.documents import (
-    CURRENT,
-    NO_FILTERS,
-    CallerContext,
     DocumentInput,
-    DocumentListOptions,
-    DocumentSort,
-    DocumentWhere,
-    EntityListOptions,
-    EntitySort,
-    EntityWhere,
     Exchange,
-    FactListOptions,
-    FactSort,
-    FactWhere,
     ForgetMode,
     ForgetRequest,
-    HistoryOptions,
     IngestItem,
     MemoryDetailOptions,
-    PageLimit,
-    SearchFilters,
     UpdateInput,
-    View,
 )
 from graphmem.model.fields import (
     HARD_LIMITS,
@@ -80,6 +66,19 @@ from graphmem.model.handoffs import (
     Project,
     Summary,
 )
+from graphmem.model.lists import (
+    DocumentListOptions,
+    DocumentSort,
+    DocumentWhere,
+    EntityListOptions,
+    EntitySort,
+    EntityWhere,
+    FactListOptions,
+    FactSort,
+    FactWhere,
+    HistoryOptions,
+    PageLimit,
+)
 from graphmem.model.queries import (
     EXPLORE_TOKENS,
     MAX_LIMIT,
@@ -112,6 +111,7 @@ from graphmem.model.queries import (
     SearchRequest,
     TripleQuery,
 )
+from graphmem.model.views import CURRENT, NO_FILTERS, SearchFilters, View
 
 __all__ = [
     "CURRENT",

@@ -227,7 +227,7 @@ Path = Annotated[str, Field(strict=True, description="a folder: segments of A-Z 
 PathFilter = Annotated[str, Field(strict=True, max_length=PATH_CHARS + 1,
                                   description="an exact path, 'a/b%' for a/b and everything below it, or '%'"),
                        AfterValidator(_path_filter)]
-Phrase = Annotated[str, Field(strict=True, min_length=1, max_length=200)] | None  # triple parts
+Phrase = Annotated[str, Field(strict=True, min_length=1, max_length=500)]  # a name, title or part of one
 Flag = Annotated[bool, Field(strict=True)]
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Cursor = Annotated[str | None, Field(strict=True, min_length=1, max_length=MAX_CURSOR_CHARS,

@@ -7,7 +7,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from graphmem.model.documents import CURRENT, SearchFilters, View
 from graphmem.model.fields import (
     Cursor,
     Flag,
@@ -20,6 +19,7 @@ from graphmem.model.fields import (
     QueryText,
     within,
 )
+from graphmem.model.views import CURRENT, SearchFilters, View
 
 # ---- search -------------------------------------------------------------------------------------------
 
@@ -91,10 +91,10 @@ class EntitySearchRequest(Input):
 class TripleQuery(Input):
     """Triples by subject, predicate (matched as a verb lemma), object or a free term; at least one."""
 
-    subject: Phrase = None
+    subject: Phrase | None = None
     predicate: Annotated[str, Field(strict=True, min_length=1, max_length=100)] | None = None
-    object: Phrase = None
-    term: Phrase = None
+    object: Phrase | None = None
+    term: Phrase | None = None
     negated: Annotated[bool | None, Field(strict=True)] = None
     namespaces: Namespaces = None
     limit: Limit = 10

@@ -1,5 +1,5 @@
 """What the service returns: every result type, importable from here (``documents.py``, ``search.py``,
-``graph.py``), serialisable as it is.
+``graph.py``, ``handoffs.py``, ``jobs.py``, ``tokens.py``), serialisable as it is.
 
 Names are snake_case; each front end chooses its own casing (the HTTP API and the MCP tools rename the
 evidence-graph fields to the gateway seed's ``totalDocuments``, ``truncated``, ``unavailableDocuments``,
@@ -21,13 +21,8 @@ from graphmem.results.documents import (
     FactPage,
     FactRecord,
     ForgetResult,
-    Handoff,
-    HandoffContext,
-    HandoffPage,
     HistoryPage,
     IngestOutcome,
-    JobInfo,
-    JobStatus,
     MemoryDetail,
     NamespaceCounts,
     NamespacesRead,
@@ -48,6 +43,8 @@ from graphmem.results.graph import (
     PathStep,
     RenderedExport,
 )
+from graphmem.results.handoffs import Handoff, HandoffContext, HandoffPage
+from graphmem.results.jobs import JobInfo, JobStatus
 from graphmem.results.search import (
     AnswerStatus,
     Citation,

@@ -1,5 +1,5 @@
-"""Results of the document calls: versions with their lineage, pages, forgetting, ingestion outcomes, handoffs
-and jobs."""
+"""Results of the memory calls: versions with their lineage, pages, forgetting, and what writes and
+ingestion did."""
 
 from __future__ import annotations
 
@@ -192,53 +192,3 @@ class IngestOutcome(BaseModel):
     change: Change
     document: Document | None = None
     error: ErrorReport | None = None
-
-
-# ---- handoffs -----------------------------------------------------------------------------------------
-
-
-class HandoffContext(BaseModel):
-    goal: str
-    summary: str
-    decisions: list[str]
-    next_steps: list[str]
-    references: list[str]
-
-
-class Handoff(BaseModel):
-    """A revision of a project's handoff; ``version`` 0 with no context when the project has none yet."""
-
-    project: str
-    version: int
-    context: HandoffContext | None = None
-    author: str | None = Field(None, description="the credential that saved it, or 'local'")
-    created_at: int | None = None
-    id: str | None = None
-
-
-class HandoffPage(BaseModel):
-    items: list[Handoff] = Field(description="the latest revision of each project, by project name")
-    next_cursor: str | None = None
-
-
-# ---- jobs ---------------------------------------------------------------------------------------------
-
-
-class JobStatus(StrEnum):
-    queued = "queued"
-    running = "running"
-    done = "done"
-    failed = "failed"
-
-
-class JobInfo(BaseModel):
-    id: str
-    namespace: str
-    status: JobStatus
-    attempts: int
-    items: int
-    submitted_at: int
-    started_at: int | None = None
-    finished_at: int | None = None
-    error: str | None = None
-    document_ids: list[str] | None = None
