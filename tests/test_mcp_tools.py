@@ -14,14 +14,18 @@ import pytest
 
 from graphmem.identity import OPERATOR, Identity, RateLimits, Scope
 from graphmem.mcp.server import build_server
-from graphmem.model import CallerContext, DocumentInput
+from graphmem.model import CallerContext, DocumentInput, SearchFilters, View
+from graphmem.model.flat import flat_fields
 from graphmem.runtime import Runtime
 from graphmem.search.recall import count_tokens
 from mcp_helpers import Session, credential, session
 
 R, W, D = "read", "write", "destroy"  # read-only; writes, not destructive; destructive
+# the flattened concepts: every field of the service's model is an argument of the tools that take it
+FILTERS = {flat.name for flat in flat_fields(SearchFilters)}
+VIEW = {flat.name for flat in flat_fields(View)}
 TOOLS: dict[str, tuple[str, str, set[str], set[str]]] = {  # name: (title, kind, parameters, required)
-    "search_memories": ("Search memories", R, {"query", "limit", "path", "namespace"}, {"query"}),
+    "search_memories": ("Search memories", R, {"query", "limit", "namespace", *FILTERS, *VIEW}, {"query"}),
     "list_memories": ("List memories", R, {"page", "limit", "path", "cursor", "namespace"}, set()),
     "get_memory": ("Get a memory", R, {"memory_id", "max_chars", "namespace"}, {"memory_id"}),
     "add_memory": ("Add a memory", W, {"content", "path", "title", "metadata", "namespace"}, {"content"}),
@@ -36,18 +40,18 @@ TOOLS: dict[str, tuple[str, str, set[str], set[str]]] = {  # name: (title, kind,
     "log_exchange": ("Log an exchange", W, {"user_message", "assistant_message", "conversation_id", "namespace"},
                      {"user_message", "assistant_message"}),
     "check_memory_status": ("Check a logged exchange", R, {"ingestion_id", "namespace"}, {"ingestion_id"}),
-    "recall_context": ("Recall context", R, {"query", "max_items", "max_tokens", "path", "namespace"}, {"query"}),
+    "recall_context": ("Recall context", R, {"query", "max_items", "max_tokens", "namespace", *FILTERS, *VIEW},
+                       {"query"}),
     "list_recent_memories": ("List recent memories", R, {"limit", "namespace"}, set()),
-    "search_facts": ("Search facts", R, {"query", "limit", "as_of", "include_superseded", "since", "until",
-                                         "explain", "namespace"}, {"query"}),
-    "search_entities": ("Search entities", R, {"query", "limit", "namespace"}, {"query"}),
-    "search_triples": ("Search triples", R, {"subject", "predicate", "object", "term", "negated", "limit",
-                                             "cursor", "namespace"}, set()),
+    "search_facts": ("Search facts", R, {"query", "limit", "explain", "namespace", *FILTERS, *VIEW}, {"query"}),
+    "search_entities": ("Search entities", R, {"query", "limit", "path", "namespace", *VIEW}, {"query"}),
+    "search_triples": ("Search triples", R, {"subject", "predicate", "object", "term", "negated", "limit", "path",
+                                             "cursor", "namespace", *VIEW}, set()),
     "get_entity": ("Get an entity", R, {"entity_id", "name", "facts", "neighbours", "namespace"}, set()),
     "find_path": ("Find a path", R, {"from_entity", "to_entity", "max_hops", "namespace"},
                   {"from_entity", "to_entity"}),
-    "explore_graph": ("Explore the graph", R, {"seed", "caps", "max_tokens", "cursor", "count_reachable", "namespace"},
-                      {"seed"}),
+    "explore_graph": ("Explore the graph", R, {"seed", "caps", "max_tokens", "cursor", "count_reachable", "namespace",
+                                               *VIEW}, {"seed"}),
     "memory_history": ("Memory history", R, {"memory_id", "cursor", "namespace"}, {"memory_id"}),
     "forget_memory": ("Forget a memory", D, {"memory_id", "mode", "namespace"}, {"memory_id"}),
     "restore_memory": ("Restore a memory", W, {"memory_id", "namespace"}, {"memory_id"}),

@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from graphmem.config import Settings
 from graphmem.errors import GraphmemError
+from graphmem.model.flat import Flat
 
 DataDir = Annotated[Path | None, typer.Option(
     "--data-dir", envvar="GRAPHMEM_DATA_DIR", show_envvar=True, show_default=".graphmem",
     help="Data directory: the bundled engine's home and its keys.")]
 LogLevel = Annotated[str, typer.Option(help="debug (every request and probe line), info, warning or error.")]
+
+def as_option(flat: Flat) -> Any:
+    """An option made from a service model's field (``model/flat.py``): ``--as-of`` for ``as_of``, its default
+    and description; the model built from it checks the bounds."""
+    return typer.Option(flat.default, help=flat.description or None)
+
 
 QUIET_PATHS = ("/health", "/ready", "/metrics")  # probes: their access lines only at --log-level debug
 

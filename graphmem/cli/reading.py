@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from pydantic import BaseModel
 
-from graphmem.cli.common import DataDir, fail, settings
+from graphmem.cli.common import DataDir, as_option, fail, settings
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
+from graphmem.model import ExportCaps, SearchFilters, View
+from graphmem.model.flat import flattened
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -109,8 +111,12 @@ def _table(title: str, columns: Iterable[str], rows: Iterable[Iterable[str]]) ->
     return table
 
 
+@flattened("view", View, as_option)
+@flattened("filters", SearchFilters, as_option)
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
+    filters: dict[str, Any],
+    view: dict[str, Any],
     namespace: Namespace = None,
     limit: Annotated[int, typer.Option(help="Memories to show (1-100).")] = 10,
     as_json: AsJson = False,
@@ -120,7 +126,7 @@ def search(
     from graphmem.model import SearchRequest, parse
 
     read, hits = _run(namespace, data_dir, lambda service, ctx: (ctx.readable, service.search_memories(
-        ctx, parse(SearchRequest, {"query": query, "limit": limit}))))
+        ctx, parse(SearchRequest, {"query": query, "limit": limit, "view": view, **filters}))))
 
     def table() -> Table:
         return _table(f"{len(hits)} memories for {query!r} in {_names(read)}",
@@ -132,8 +138,12 @@ def search(
     _print(hits, as_json, table)
 
 
+@flattened("view", View, as_option)
+@flattened("filters", SearchFilters, as_option)
 def recall(
     query: Annotated[str, typer.Argument(help="The question the context is for.")],
+    filters: dict[str, Any],
+    view: dict[str, Any],
     namespace: Namespace = None,
     max_items: Annotated[int, typer.Option(help="Facts at most (1-50).")] = 8,
     max_tokens: Annotated[int, typer.Option(help="Tokens at most (32-16,000).")] = 1500,
@@ -144,7 +154,7 @@ def recall(
     from graphmem.model import RecallRequest, parse
 
     result = _run(namespace, data_dir, lambda service, ctx: service.recall(ctx, parse(RecallRequest, {
-        "query": query, "max_items": max_items, "max_tokens": max_tokens})))
+        "query": query, "max_items": max_items, "max_tokens": max_tokens, "view": view, **filters})))
     if as_json:
         _echo_json(result)
         return
@@ -193,15 +203,17 @@ def show(
         console.print(table)
 
 
+@flattened("view", View, as_option)
+@flattened("caps", ExportCaps, as_option)
 def export(
     output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
+    caps: dict[str, Any],
+    view: dict[str, Any],
     namespace: Namespace = None,
     query: Annotated[str | None, typer.Option(help="Start from this search's top facts.")] = None,
     document: Annotated[str | None, typer.Option(help="Start from this memory version.")] = None,
     entity: Annotated[str | None, typer.Option(help="Start from this entity.")] = None,
     format: Annotated[str, typer.Option(help="json, graphml (Gephi, yEd) or cypher.")] = "json",
-    depth: Annotated[int, typer.Option(help="Hops from the seed (1-4).")] = 2,
-    max_nodes: Annotated[int, typer.Option(help="Nodes at most (1-5,000).")] = 2000,
     count: Annotated[bool, typer.Option("--count/--no-count",
                                         help="Count the reachable memories (--no-count is faster).")] = True,
     data_dir: DataDir = None,
@@ -217,7 +229,7 @@ def export(
         fail(InvalidInput(f"--format must be one of json, graphml, cypher, not {format!r}"), code=2)
     kind, value = next(iter(seeds.items()))
     request_data = {"seed": {"kind": kind, ("query" if kind == "query" else "id"): value},
-                    "caps": {"depth": depth, "max_nodes": max_nodes}, "count_reachable": count}
+                    "caps": caps, "view": view, "count_reachable": count}
 
     def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:
         result = service.export(ctx, namespace, parse(ExportRequest, request_data))

@@ -35,16 +35,16 @@ from starlette.routing import Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphmem.errors import GraphmemError, InvalidInput, Names, Unauthenticated
-from graphmem.model import invalid_input
+from graphmem.model import View, invalid_input
 from graphmem.model.fields import NOT_FINITE, REFUSED_VALUES, message
+from graphmem.model.flat import flat_names
 
 log = logging.getLogger(__name__)
 
 REQUEST_PARTS = ("body", "query", "path", "header", "cookie")  # where FastAPI says a value was
 NOT_FINITE_MESSAGE = "must be a finite number (not NaN or infinite)"
 SCOPE: Names = {"namespace": "scope", "namespaces": "scope"}  # what a /v1 request addresses, on every route
-VIEW: Names = {"view.as_of": "as_of", "view.include_superseded": "include_superseded",
-               "view.include_forgotten": "include_forgotten"}  # a read's view, as parameters of its own
+VIEW: Names = flat_names(View, "view")  # a read's view, as parameters of its own
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")  # what a route may answer, in Allow's order
 _declared: dict[Callable[..., Any], Names] = {}

@@ -3,45 +3,45 @@ names, GraphML, or a Cypher script)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
 from graphmem.http.access import Caller, ReadScope, reader
 from graphmem.http.errors import VIEW, NamedRoute, named
+from graphmem.http.params import as_query
 from graphmem.http.schemas import GraphOut
-from graphmem.model import EntitySearchRequest, ExportFormat, ExportRequest, TripleQuery, parse
+from graphmem.model import EntitySearchRequest, ExportCaps, ExportFormat, ExportRequest, TripleQuery, View, parse
+from graphmem.model.flat import flat_names, flattened
 from graphmem.results import EntityPage, TriplePage
 
 router = APIRouter(prefix="/v1", tags=["graph"], route_class=NamedRoute)
 Read = Annotated[Caller, Depends(reader)]
 
 
-def _view(as_of: int | None, include_superseded: bool, include_forgotten: bool) -> dict[str, object]:
-    return {"as_of": as_of, "include_superseded": include_superseded, "include_forgotten": include_forgotten}
-
-
 @router.get("/entities/search", response_model=EntityPage)
 @named(VIEW)
-def search_entities(caller: Read, query: str, limit: int = 10, scope: ReadScope = None, path: str | None = None,
-                    explain: bool = False, cursor: str | None = None, as_of: int | None = None,
-                    include_superseded: bool = False, include_forgotten: bool = False) -> EntityPage:
+@flattened("view", View, as_query)
+def search_entities(caller: Read, query: str, view: dict[str, Any], limit: int = 10, scope: ReadScope = None,
+                    path: str | None = None, explain: bool = False, cursor: str | None = None) -> EntityPage:
     """Entities by name and meaning; a page at a time."""
     ctx, names = caller.reading(scope)
     request = parse(EntitySearchRequest, {"query": query, "limit": limit, "path": path, "explain": explain,
-                                          "cursor": cursor, "namespaces": names,
-                                          "view": _view(as_of, include_superseded, include_forgotten)})
+                                          "cursor": cursor, "namespaces": names, "view": view})
     return caller.runtime.service.search_entities(ctx, request)
 
 
 @router.get("/triples", response_model=TriplePage)
-def search_triples(caller: Read, scope: ReadScope = None, subject: str | None = None, predicate: str | None = None,
-                   object: str | None = None, term: str | None = None, negated: bool | None = None,
-                   limit: int = 10, path: str | None = None, cursor: str | None = None) -> TriplePage:
+@named(VIEW)
+@flattened("view", View, as_query)
+def search_triples(caller: Read, view: dict[str, Any], scope: ReadScope = None, subject: str | None = None,
+                   predicate: str | None = None, object: str | None = None, term: str | None = None,
+                   negated: bool | None = None, limit: int = 10, path: str | None = None,
+                   cursor: str | None = None) -> TriplePage:
     """Subject-predicate-object statements by subject, predicate, object or a free term."""
     ctx, names = caller.reading(scope)
     values = {"subject": subject, "predicate": predicate, "object": object, "term": term, "negated": negated,
-              "limit": limit, "path": path, "cursor": cursor, "namespaces": names}
+              "limit": limit, "path": path, "cursor": cursor, "namespaces": names, "view": view}
     return caller.runtime.service.search_triples(ctx, parse(TripleQuery, {k: v for k, v in values.items()
                                                                            if v is not None}))
 
@@ -52,13 +52,12 @@ GRAPH_CONTENT: dict[str, dict[str, object]] = {"application/json": {}, "applicat
 
 @router.get("/graph", response_model=GraphOut, responses={200: {"content": GRAPH_CONTENT}})
 @named({"seed.query.query": "query", "seed.document.id": "id", "seed.entity.id": "id", "seed.ids.ids": "ids",
-        "caps.depth": "depth", "caps.max_nodes": "max_nodes", "caps.max_documents": "max_documents",
-        "caps.fanout": "fanout", "target_namespace": "target_scope", **VIEW})
-def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], scope: ReadScope = None,
-          query: str | None = None, id: str | None = None,
+        "target_namespace": "target_scope", **flat_names(ExportCaps, "caps"), **VIEW})
+@flattened("view", View, as_query)
+@flattened("caps", ExportCaps, as_query)
+def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], caps: dict[str, Any],
+          view: dict[str, Any], scope: ReadScope = None, query: str | None = None, id: str | None = None,
           ids: Annotated[list[str] | None, Query(description="ids of any kind, for seed=ids")] = None,
-          depth: int = 2, max_nodes: int = 2000, max_documents: int = 1000, fanout: int = 50,
-          as_of: int | None = None, include_superseded: bool = False, include_forgotten: bool = False,
           cursor: str | None = None, format: ExportFormat = ExportFormat.json,
           target_scope: str | None = None,
           count_reachable: Annotated[bool, Query(description="false: skip counting the reachable documents "
@@ -70,9 +69,7 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], sco
     seed_value: dict[str, object] = {"kind": seed, "query": query} if seed == "query" else \
         {"kind": seed, "ids": ids or []} if seed == "ids" else {"kind": seed, "id": id}
     request = parse(ExportRequest, {
-        "seed": seed_value, "cursor": cursor, "view": _view(as_of, include_superseded, include_forgotten),
-        "count_reachable": count_reachable,
-        "caps": {"depth": depth, "max_nodes": max_nodes, "max_documents": max_documents, "fanout": fanout}})
+        "seed": seed_value, "cursor": cursor, "view": view, "count_reachable": count_reachable, "caps": caps})
     service = caller.runtime.service
     result = service.export(ctx, scope, request)
     if format is ExportFormat.json:

@@ -3,12 +3,13 @@ Each route authenticates, turns its arguments into the service's inputs, and sha
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 
 from graphmem.http.access import Caller, ReadScope, reader, writer
 from graphmem.http.errors import VIEW, NamedRoute, named
+from graphmem.http.params import as_query
 from graphmem.http.schemas import (
     ForgetBody,
     ForgetModeName,
@@ -29,10 +30,13 @@ from graphmem.model import (
     ForgetRequest,
     HistoryOptions,
     RecallRequest,
+    SearchFilters,
     SearchRequest,
     UpdateInput,
+    View,
     parse,
 )
+from graphmem.model.flat import flattened
 from graphmem.results import ForgetResult
 
 router = APIRouter(prefix="/v1", tags=["memories"], route_class=NamedRoute)
@@ -86,15 +90,15 @@ def _search(caller: Caller, response: Response, scope: str | None, values: dict[
 @router.get("/memories/search", response_model=SearchOut)
 @router.get("/recall", response_model=SearchOut, include_in_schema=True)
 @named({"min_score": "threshold", **VIEW})
-def search_memories(caller: Read, response: Response, query: str, limit: int = 5, threshold: float | None = None,
-                    path: str | None = None, scope: ReadScope = None, explain: bool = False,
-                    as_of: int | None = None, include_superseded: bool = False, include_forgotten: bool = False,
-                    since: int | None = None, until: int | None = None) -> SearchOut:
+@flattened("view", View, as_query)
+@flattened("filters", SearchFilters, as_query)
+def search_memories(caller: Read, response: Response, query: str, filters: dict[str, Any], view: dict[str, Any],
+                    limit: int = 5, threshold: float | None = None, scope: ReadScope = None,
+                    explain: bool = False) -> SearchOut:
     """Memories that answer ``query``, each with its best facts and their citations (``total`` is the number
     returned)."""
-    view = {"as_of": as_of, "include_superseded": include_superseded, "include_forgotten": include_forgotten}
-    return _search(caller, response, scope, {"query": query, "limit": limit, "min_score": threshold, "path": path,
-                                             "explain": explain, "view": view, "since": since, "until": until})
+    return _search(caller, response, scope, {"query": query, "limit": limit, "min_score": threshold,
+                                             "explain": explain, "view": view, **filters})
 
 
 @router.post("/recall/context", response_model=RecallContextOut)

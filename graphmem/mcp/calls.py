@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from graphmem.errors import (
     Conflict,
@@ -27,12 +27,20 @@ from graphmem.errors import (
     Unauthenticated,
 )
 from graphmem.identity import Charge, Credential
-from graphmem.model import CallerContext
+from graphmem.model import CallerContext, View
 from graphmem.model.fields import invalid_input
+from graphmem.model.flat import Flat, flat_names
 from graphmem.results import ErrorReport
 from graphmem.runtime import Runtime
 
 T = TypeVar("T")
+VIEW: Names = MappingProxyType(flat_names(View, "view"))  # a flattened view's fields, as the tools name them
+
+
+def as_argument(flat: Flat) -> Any:
+    """A tool argument made from a service model's field (``model/flat.py``): its default and description,
+    no bounds of its own (the model built from it checks them)."""
+    return Field(flat.default, description=flat.description or None)
 SAME_NAMES: Names = MappingProxyType({})
 
 

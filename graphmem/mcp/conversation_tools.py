@@ -3,13 +3,13 @@ budgeted context, list recent memories."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
-from graphmem.mcp.calls import Caller, Calls
+from graphmem.mcp.calls import VIEW, Caller, Calls, as_argument
 from graphmem.mcp.memory_tools import CLIENT, READ, Namespace, OwnNamespace
 from graphmem.mcp.shapes import Lineage, MemoryBrief
 from graphmem.model import (
@@ -19,11 +19,13 @@ from graphmem.model import (
     MaxItems,
     MaxTokens,
     PageLimit,
-    PathFilter,
     QueryText,
     RecallRequest,
+    SearchFilters,
+    View,
 )
 from graphmem.model.documents import Turn
+from graphmem.model.flat import flattened
 from graphmem.results import FactHit, NamespacesRead
 
 
@@ -98,23 +100,24 @@ def register(server: MCPServer, calls: Calls) -> None:
         return calls.run(Charge.read, namespace, work, {"id": "ingestion_id"}, across=True)
 
     @server.tool(title="Recall context", annotations=READ, structured_output=True)
-    def recall_context(query: QueryText, max_items: MaxItems = 8, max_tokens: MaxTokens = 1500,
-                       path: PathFilter | None = None,
-                       namespace: Namespace = None) -> RecallContext:
+    @flattened("view", View, as_argument)
+    @flattened("filters", SearchFilters, as_argument)
+    def recall_context(query: QueryText, filters: dict[str, Any], view: dict[str, Any], max_items: MaxItems = 8,
+                       max_tokens: MaxTokens = 1500, namespace: Namespace = None) -> RecallContext:
         """Memories relevant to a question as one cited context, within `max_items` facts and `max_tokens`
         tokens. `answer_status` is `no_confirmed_answer` when nothing stored really answers: say so rather
         than guess."""
 
         def work(caller: Caller) -> RecallContext:
-            request = RecallRequest(query=query, max_items=max_items, max_tokens=max_tokens, path=path,
-                                    namespaces=caller.namespaces)
+            request = RecallRequest(query=query, max_items=max_items, max_tokens=max_tokens, view=view,
+                                    namespaces=caller.namespaces, **filters)
             result = caller.runtime.service.recall(caller.context, request)
             return RecallContext(context_text=result.context_text, answer_status=result.answer_status.value,
                                  items=[Cited.of(n, i) for n, i in enumerate(result.items, start=1)],
                                  tokens_used=result.tokens_used,
                                  skipped=len(result.skipped), namespaces=result.namespaces)
 
-        return calls.run(Charge.read, namespace, work, across=True)
+        return calls.run(Charge.read, namespace, work, VIEW, across=True)
 
     @server.tool(title="List recent memories", annotations=READ, structured_output=True)
     def list_recent_memories(limit: PageLimit = 10,

@@ -3,11 +3,13 @@ entities, the bounded evidence graph, a memory's history, forgetting and restori
 
 from __future__ import annotations
 
+from typing import Any
+
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from graphmem.identity import Charge
-from graphmem.mcp.calls import Caller, Calls
+from graphmem.mcp.calls import VIEW, Caller, Calls, as_argument
 from graphmem.mcp.memory_tools import DESTROY, MEMORY_ID, READ, WRITE, Namespace, OwnNamespace, forget
 from graphmem.mcp.shapes import PREVIEW_CHARS, FactFound, MemoryBrief, cut_texts
 from graphmem.model import (
@@ -26,13 +28,15 @@ from graphmem.model import (
     Id,
     Limit,
     ListedItems,
-    Millis,
+    PathFilter,
     PathRequest,
     QueryText,
+    SearchFilters,
     SearchRequest,
     TripleQuery,
     View,
 )
+from graphmem.model.flat import flattened
 from graphmem.results import EntityDetail, EntityPage, ForgetResult, NamespacesRead, PathResult, TriplePage
 from graphmem.results.tokens import GraphResult
 
@@ -51,44 +55,49 @@ class History(BaseModel):
 
 def register(server: MCPServer, calls: Calls) -> None:
     @server.tool(title="Search facts", annotations=READ, structured_output=True)
-    def search_facts(query: QueryText, limit: Limit = 10, as_of: Millis = None, include_superseded: bool = False,
-                     since: Millis = None, until: Millis = None, explain: bool = False,
-                     namespace: Namespace = None) -> FactsFound:
+    @flattened("view", View, as_argument)
+    @flattened("filters", SearchFilters, as_argument)
+    def search_facts(query: QueryText, filters: dict[str, Any], view: dict[str, Any], limit: Limit = 10,
+                     explain: bool = False, namespace: Namespace = None) -> FactsFound:
         """Single facts (sentences) that answer a query, best first, each with its memory, lineage and
         citation. `as_of` (epoch ms) reads the memory as it was then; `since`/`until` narrow by when facts were
         recorded; `explain` adds each signal's rank."""
-        view = View(as_of=as_of, include_superseded=include_superseded)
 
         def work(caller: Caller) -> FactsFound:
-            request = SearchRequest(query=query, limit=limit, view=view, since=since, until=until, explain=explain,
-                                    namespaces=caller.namespaces)
+            request = SearchRequest(query=query, limit=limit, view=view, explain=explain,
+                                    namespaces=caller.namespaces, **filters)
             return FactsFound(facts=[FactFound.of(h) for h in caller.runtime.service.search(caller.context, request)],
                               namespaces=caller.namespaces)
 
-        return calls.run(Charge.read, namespace, work, across=True)
+        return calls.run(Charge.read, namespace, work, VIEW, across=True)
 
     @server.tool(title="Search entities", annotations=READ, structured_output=True)
-    def search_entities(query: QueryText, limit: Limit = 10, namespace: Namespace = None) -> EntityPage:
+    @flattened("view", View, as_argument)
+    def search_entities(query: QueryText, view: dict[str, Any], limit: Limit = 10, path: PathFilter | None = None,
+                        namespace: Namespace = None) -> EntityPage:
         """People, organisations, places, products and concepts by name or meaning, with how many facts
         mention each."""
         return calls.run(Charge.read, namespace, lambda c: c.runtime.service.search_entities(
-            c.context, EntitySearchRequest(query=query, limit=limit, namespaces=c.namespaces)), across=True)
+            c.context, EntitySearchRequest(query=query, limit=limit, path=path, view=view,
+                                           namespaces=c.namespaces)), VIEW, across=True)
 
     @server.tool(title="Search triples", annotations=READ, structured_output=True)
-    def search_triples(subject: EntityName | None = None, predicate: EntityName | None = None,
+    @flattened("view", View, as_argument)
+    def search_triples(view: dict[str, Any], subject: EntityName | None = None, predicate: EntityName | None = None,
                        object: EntityName | None = None, term: EntityName | None = None, negated: bool | None = None,
-                       limit: Limit = 10, cursor: Cursor = None, namespace: Namespace = None) -> TriplePage:
+                       limit: Limit = 10, path: PathFilter | None = None, cursor: Cursor = None,
+                       namespace: Namespace = None) -> TriplePage:
         """Statements (subject, predicate, object) read from the memories, newest first: by subject, by
         predicate ("works at", matched as a verb), by object, or a free term; negated ones say so. Give at
         least one of subject, predicate, object, term."""
 
         def work(caller: Caller) -> TriplePage:
             query = TripleQuery(subject=subject, predicate=predicate, object=object, term=term, negated=negated,
-                                limit=limit, cursor=cursor, namespaces=caller.namespaces)
+                                limit=limit, path=path, cursor=cursor, view=view, namespaces=caller.namespaces)
             page = caller.runtime.service.search_triples(caller.context, query)
             return page.model_copy(update={"items": cut_texts(page.items)})
 
-        return calls.run(Charge.read, namespace, work, across=True)
+        return calls.run(Charge.read, namespace, work, VIEW, across=True)
 
     @server.tool(title="Get an entity", annotations=READ, structured_output=True)
     def get_entity(entity_id: Id | None = None, name: EntityName | None = None, facts: ListedItems = 10,
@@ -119,8 +128,9 @@ def register(server: MCPServer, calls: Calls) -> None:
         return calls.run(Charge.read, namespace, work, {"source": "from_entity", "target": "to_entity"})
 
     @server.tool(title="Explore the graph", annotations=READ, structured_output=True)
-    def explore_graph(seed: ExportSeed, caps: ExploreCaps = EXPLORE, max_tokens: ExploreTokens = EXPLORE_TOKENS,
-                      cursor: Cursor = None, count_reachable: bool = True,
+    @flattened("view", View, as_argument)
+    def explore_graph(seed: ExportSeed, view: dict[str, Any], caps: ExploreCaps = EXPLORE,
+                      max_tokens: ExploreTokens = EXPLORE_TOKENS, cursor: Cursor = None, count_reachable: bool = True,
                       namespace: Namespace = None) -> GraphResult:
         """The evidence graph around a seed: {"kind": "query", "query": "..."}, {"kind": "document", "id": a
         memory id}, {"kind": "entity", "id": an entity id} or {"kind": "ids", "ids": [...]}. Memories, facts,
@@ -131,12 +141,12 @@ def register(server: MCPServer, calls: Calls) -> None:
         speed) and nextCursor for the next page. Edges name nodes by their `ref`."""
 
         def work(caller: Caller) -> GraphResult:
-            request = ExportRequest(seed=seed, caps=caps.export_caps(), cursor=cursor,
+            request = ExportRequest(seed=seed, caps=caps.export_caps(), cursor=cursor, view=view,
                                     count_reachable=count_reachable)
             return caller.runtime.service.export_within_tokens(caller.context, caller.namespace, request,
                                                                PREVIEW_CHARS, max_tokens)
 
-        return calls.run(Charge.read, namespace, work, {"max_documents": "caps.max_nodes"}, across=True)
+        return calls.run(Charge.read, namespace, work, {"max_documents": "caps.max_nodes", **VIEW}, across=True)
 
     @server.tool(title="Memory history", annotations=READ, structured_output=True)
     def memory_history(memory_id: Id, cursor: Cursor = None, namespace: Namespace = None) -> History:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
@@ -10,7 +10,7 @@ from pydantic import Field
 
 from graphmem.errors import Names
 from graphmem.identity import Charge
-from graphmem.mcp.calls import Caller, Calls
+from graphmem.mcp.calls import VIEW, Caller, Calls, as_argument
 from graphmem.mcp.shapes import (
     FactBrief,
     GetMemoryResult,
@@ -39,10 +39,13 @@ from graphmem.model import (
     Path,
     PathFilter,
     QueryText,
+    SearchFilters,
     SearchRequest,
     Title,
     UpdateInput,
+    View,
 )
+from graphmem.model.flat import flattened
 from graphmem.results import ForgetResult
 from graphmem.results.tokens import cut
 
@@ -57,15 +60,17 @@ CLIENT = "mcp"  # where a memory came from, in its metadata
 
 def register(server: MCPServer, calls: Calls) -> None:
     @server.tool(title="Search memories", annotations=READ, structured_output=True)
-    def search_memories(query: QueryText, limit: int = 10,
-                        path: PathFilter | None = None, namespace: Namespace = None) -> SearchMemoriesResult:
+    @flattened("view", View, as_argument)
+    @flattened("filters", SearchFilters, as_argument)
+    def search_memories(query: QueryText, filters: dict[str, Any], view: dict[str, Any], limit: int = 10,
+                        namespace: Namespace = None) -> SearchMemoriesResult:
         """Find stored memories that answer a question or match a topic (meaning and words). Use before answering
         from memory. Returns up to `limit` memories (clamped to 1-100; `clamped` says so), best first, each with
         its best facts and where they come from. `path` narrows to a folder ("projects/x" or "projects/x%")."""
         used = SearchRequest.clamped_limit(limit)
 
         def work(caller: Caller) -> SearchMemoriesResult:
-            request = SearchRequest(query=query, limit=used, path=path, namespaces=caller.namespaces)
+            request = SearchRequest(query=query, limit=used, view=view, namespaces=caller.namespaces, **filters)
             hits = caller.runtime.service.search_memories(caller.context, request)
             results = [MemoryFound(id=h.document_id, namespace=h.namespace, title=h.title,
                                    path=h.facts[0].citation.path if h.facts else None, score=round(h.score, 5),
@@ -74,7 +79,7 @@ def register(server: MCPServer, calls: Calls) -> None:
             return SearchMemoriesResult(results=results, total=len(results), limit=used, clamped=used != limit,
                                         namespaces=caller.namespaces)
 
-        return calls.run(Charge.read, namespace, work, across=True)
+        return calls.run(Charge.read, namespace, work, VIEW, across=True)
 
     @server.tool(title="List memories", annotations=READ, structured_output=True)
     def list_memories(page: Annotated[int, Field(ge=1)] = 1, limit: PageLimit = 50,

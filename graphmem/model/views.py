@@ -25,9 +25,9 @@ class View(Input):
 
     model_config = ConfigDict(strict=True)
 
-    as_of: Millis = None
-    include_forgotten: bool = False
-    include_superseded: bool = False
+    as_of: Annotated[Millis, Field(description="read as of this time (epoch milliseconds UTC)")] = None
+    include_forgotten: Annotated[bool, Field(description="forgotten memories too")] = False
+    include_superseded: Annotated[bool, Field(description="older versions too")] = False
 
 
 CURRENT = View()
@@ -39,12 +39,13 @@ class SearchFilters(Input):
     exact, or a prefix written ``a/b%``). Applied inside every retrieval statement (the ``fact_filters``
     fragment of ``cypher/views.cypher``)."""
 
-    since: Millis = None
-    until: Millis = None
-    entity_id: Id | None = None
-    document_id: Id | None = None
-    source: Annotated[str, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] | None = None
-    path: PathFilter | None = None
+    since: Annotated[Millis, Field(description="recorded at or after (epoch milliseconds UTC)")] = None
+    until: Annotated[Millis, Field(description="recorded at or before (epoch milliseconds UTC)")] = None
+    entity_id: Annotated[Id | None, Field(description="facts that mention this entity")] = None
+    document_id: Annotated[Id | None, Field(description="facts of this memory version")] = None
+    source: Annotated[Annotated[str, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] | None,
+                      Field(description="memories with this source")] = None
+    path: Annotated[PathFilter | None, Field(description="a folder: exact, 'a/b%' for it and below, or '%'")] = None
 
     @model_validator(mode="after")
     def _window(self) -> SearchFilters:
