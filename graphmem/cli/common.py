@@ -21,7 +21,7 @@ LogLevel = Annotated[str, typer.Option(help="debug (every request and probe line
 def as_option(flat: Flat) -> Any:
     """An option made from a service model's field (``model/flat.py``): ``--as-of`` for ``as_of``, its default
     and description; the model built from it checks the bounds."""
-    return typer.Option(flat.default, help=flat.description or None)
+    return typer.Option(flat.default, help=flat.help or None)
 
 
 QUIET_PATHS = ("/health", "/ready", "/metrics")  # probes: their access lines only at --log-level debug

@@ -15,7 +15,7 @@ import strawberry
 from graphmem.errors import InvalidInput, Names
 from graphmem.graphql.context import Info
 from graphmem.graphql.errors import ArgumentNames
-from graphmem.graphql.inputs import PAGE, VIEW, PathMatch, millis
+from graphmem.graphql.inputs import PAGE, VIEW, PathMatch, millis, view_values
 from graphmem.graphql.types import Entity, Fact, Memory
 from graphmem.model import (
     OWN_NAMESPACE,
@@ -182,10 +182,6 @@ def _page_info(next_cursor: str | None) -> PageInfo:
     return PageInfo(end_cursor=next_cursor, has_next_page=next_cursor is not None)
 
 
-def _view(as_of: datetime | None, include_superseded: bool, include_forgotten: bool) -> dict[str, Any]:
-    return {"as_of": millis(as_of), "include_superseded": include_superseded, "include_forgotten": include_forgotten}
-
-
 def _present(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
@@ -206,7 +202,7 @@ class Connections:
         w = where or MemoryWhere()
         options = parse_input(DocumentListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
-            "view": _view(as_of, include_superseded, include_forgotten),
+            "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
             "where": _present({
                 "ids": w.id.values("id") if w.id else None, "chain_id": _eq_only("chainId", w.chain_id),
@@ -233,7 +229,7 @@ class Connections:
         w = where or FactWhere()
         options = parse_input(FactListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
-            "view": _view(as_of, include_superseded, include_forgotten),
+            "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
             "where": _present({
                 "memory_ids": w.memory_id.values("memoryId") if w.memory_id else None,
@@ -256,12 +252,12 @@ class Connections:
     async def entities(self, info: Info, first: int = 20, after: str | None = None,
                        where: EntityWhere | None = None, sort: EntitySortType = EntitySortType.NAME_ASC,
                        as_of: datetime | None = None, include_superseded: bool = False,
-                       namespace: Namespace = None) -> EntityConnection:
+                       include_forgotten: bool = False, namespace: Namespace = None) -> EntityConnection:
         ctx, _ = info.context.reading(namespace)
         w = where or EntityWhere()
         options = parse_input(EntityListOptions, _present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
-            "view": _view(as_of, include_superseded, False),
+            "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
             "where": _present({
                 "ids": w.id.values("id") if w.id else None,

@@ -4,12 +4,19 @@ from the service's own (``errors.ArgumentNames``)."""
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import strawberry
+from pydantic import BaseModel
+from strawberry.utils.str_converters import to_camel_case
 
+from graphmem import model
 from graphmem.errors import Names
+from graphmem.model.fields import EPOCH_MS, FOLDER_FILTER, IDENTIFIER
+from graphmem.model.flat import Flat, flat_fields
 
 PAGE: Names = {"limit": "first", "cursor": "after"}  # a page's size and where it continues, as Relay names them
 VIEW: Names = {"view.as_of": "asOf", "view.include_superseded": "includeSuperseded",
@@ -37,23 +44,62 @@ class PathMatch:
         return self.eq
 
 
-FILTERS: Names = {"since": "filters.since", "until": "filters.until", "entity_id": "filters.entityId",
-                  "document_id": "filters.memoryId", "source": "filters.source", "path": "filters.path"}
+# The service's names that the API says otherwise: a memory version, where the service says document.
+API_NAMES = {"document_id": "memory_id"}
 
 
-@strawberry.input(description="Narrowing a search beyond the view; every field optional, all must hold")
-class SearchFilters:
-    since: datetime | None = strawberry.field(default=None, description="recorded at or after")
-    until: datetime | None = strawberry.field(default=None, description="recorded at or before")
-    entity_id: strawberry.ID | None = strawberry.field(default=None, description="facts that mention it")
-    memory_id: strawberry.ID | None = strawberry.field(default=None, description="facts of this version")
-    source: str | None = None
-    path: PathMatch | None = None
+def _argument(flat: Flat) -> tuple[str, Any, Callable[[Any], Any]]:
+    """A service field as a GraphQL input field: its API name, its GraphQL type (a time is a ``DateTime``, an
+    id an ``ID``, a folder filter a ``PathMatch``) and how its value goes back to the service."""
+    meanings = set(flat.metadata)
+    if EPOCH_MS in meanings:
+        return API_NAMES.get(flat.name, flat.name), datetime | None, millis
+    if FOLDER_FILTER in meanings:
+        return flat.name, PathMatch | None, lambda match: match.value() if match is not None else None
+    plain = [member for member in typing.get_args(flat.annotation) if member is not type(None)] or [flat.annotation]
+    kind = strawberry.ID if IDENTIFIER in meanings else plain[0]
+    return API_NAMES.get(flat.name, flat.name), kind | None, lambda value: value
 
-    def values(self) -> dict[str, Any]:
-        return {"since": millis(self.since), "until": millis(self.until), "entity_id": self.entity_id,
-                "document_id": self.memory_id, "source": self.source,
-                "path": self.path.value() if self.path else None}
+
+def input_of(model: type[BaseModel], name: str, description: str, at: str) -> tuple[type, Names]:
+    """A GraphQL input type with a field for each of ``model``'s (``model/flat.py``), all optional, and a
+    ``values()`` that gives the service's fields back (those given); with the argument names of the service's
+    fields (the input is the argument ``at``), for invalid inputs. A field added to the model is a field of the
+    input; left out, a field is the model's default."""
+    fields = {flat.field: _argument(flat) for flat in flat_fields(model)}
+    namespace: dict[str, Any] = {"__annotations__": {}}
+    for flat in flat_fields(model):
+        api_name, kind, _ = fields[flat.field]
+        namespace["__annotations__"][api_name] = kind
+        default = f"left out: {flat.default}" if flat.default not in (None, False) else ""
+        namespace[api_name] = strawberry.field(default=None, description="; ".join(
+            filter(None, [flat.description, default])) or None)
+
+    def values(self: Any) -> dict[str, Any]:
+        given = {field: convert(getattr(self, api_name)) for field, (api_name, _, convert) in fields.items()}
+        return {field: value for field, value in given.items() if value is not None}
+
+    namespace["values"] = values
+    made = strawberry.input(type(name, (), namespace), description=description)
+    return made, {field: f"{at}.{to_camel_case(api_name)}" for field, (api_name, _, _) in fields.items()}
+
+
+_filters, FILTERS = input_of(model.SearchFilters, "SearchFilters",
+                             "Narrowing a search beyond the view; every field optional, all must hold", "filters")
+_caps, CAPS = input_of(model.ExportCaps, "GraphCaps", "The bounds of one page of the evidence graph", "caps")
+CAPS = {f"caps.{field}": name for field, name in CAPS.items()}  # the caps are a field of the export request
+if TYPE_CHECKING:
+    class SearchFilters:  # the generated inputs, as the resolvers use them
+        def values(self) -> dict[str, Any]: ...
+
+    class GraphCaps(SearchFilters): ...
+else:
+    SearchFilters, GraphCaps = _filters, _caps
+
+
+def view_values(as_of: datetime | None, include_superseded: bool, include_forgotten: bool) -> dict[str, Any]:
+    """The view arguments of a field as the service's ``View``."""
+    return {"as_of": millis(as_of), "include_superseded": include_superseded, "include_forgotten": include_forgotten}
 
 
 SEED: Names = {"seed.query.query": "seed.query", "seed.document.id": "seed.memoryId",
@@ -74,15 +120,3 @@ class GraphSeed:
             return {"kind": "none"}  # the service's model names the choices
         kind, value = next(iter(given.items()))
         return {"kind": kind, {"query": "query", "ids": "ids"}.get(kind, "id"): value}
-
-
-@strawberry.input(description="The bounds of one page of the evidence graph")
-class GraphCaps:
-    depth: int = 2
-    max_nodes: int = 2000
-    max_documents: int = 1000
-    fanout: int = 50
-
-    def values(self) -> dict[str, int]:
-        return {"depth": self.depth, "max_nodes": self.max_nodes, "max_documents": self.max_documents,
-                "fanout": self.fanout}

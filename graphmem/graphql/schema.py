@@ -47,7 +47,18 @@ from graphmem.graphql.assertions import (
 from graphmem.graphql.connections import Connections, Namespace, OwnNamespace, PageInfo
 from graphmem.graphql.context import Charged, Info, NamespacesRead
 from graphmem.graphql.errors import ArgumentNames, ErrorCodes
-from graphmem.graphql.inputs import FILTERS, PAGE, SEED, VIEW, GraphCaps, GraphSeed, SearchFilters, millis
+from graphmem.graphql.inputs import (
+    CAPS,
+    FILTERS,
+    PAGE,
+    SEED,
+    VIEW,
+    GraphCaps,
+    GraphSeed,
+    PathMatch,
+    SearchFilters,
+    view_values,
+)
 from graphmem.graphql.subscriptions import OverWebSocketOnly, Subscription
 from graphmem.graphql.types import Entity, Fact, Memory, Triple
 from graphmem.model import (
@@ -78,10 +89,6 @@ from graphmem.model.assertions import (
 
 def _present(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
-
-
-def _view(as_of: datetime | None, include_superseded: bool) -> dict[str, Any]:
-    return {"as_of": millis(as_of), "include_superseded": include_superseded}
 
 
 @strawberry.type
@@ -129,15 +136,16 @@ class Query(Connections):
                       extensions=[ArgumentNames({"limit": "first", **VIEW, **FILTERS})])
     async def search(self, info: Info, query: str, target: SearchTarget = SearchTarget.MEMORIES,
                      filters: SearchFilters | None = None, as_of: datetime | None = None,
-                     include_superseded: bool = False, explain: bool = False, first: int = 10,
+                     include_superseded: bool = False, include_forgotten: bool = False, explain: bool = False,
+                     first: int = 10,
                      namespace: Namespace = None) -> SearchConnection:
         ctx, names = info.context.reading(namespace)
         service = info.context.service
-        view = _view(as_of, include_superseded)
+        view = view_values(as_of, include_superseded, include_forgotten)
         if target is SearchTarget.ENTITIES:
             entity_request = parse(EntitySearchRequest, _present({
                 "query": query, "limit": first, "explain": explain, "namespaces": names, "view": view,
-                "path": filters.values()["path"] if filters else None}))
+                **(filters.values() if filters else {})}))  # entities take path only: the model refuses the rest
             entities = await info.context.call(service.search_entities, ctx, entity_request)
             return SearchConnection(edges=[SearchHit(  # its facts and neighbours read in the search's view
                 cursor=str(rank), score=hit.score, similarity=hit.similarity, signals=None, evidence=[],
@@ -154,39 +162,47 @@ class Query(Connections):
         return SearchConnection.of_memories(hits, {d.id: d for d in documents if d is not None})
 
     @strawberry.field(description="subject-predicate-object statements, newest first; a page at a time",
-                      extensions=[ArgumentNames(PAGE)])
+                      extensions=[ArgumentNames({**PAGE, **VIEW})])
     async def triples(self, info: Info, subject: str | None = None, predicate: str | None = None,
                       object: str | None = None, term: str | None = None, negated: bool | None = None,
-                      first: int = 10, after: str | None = None, namespace: Namespace = None) -> TripleConnection:
+                      path: PathMatch | None = None, as_of: datetime | None = None, include_superseded: bool = False,
+                      include_forgotten: bool = False, first: int = 10, after: str | None = None,
+                      namespace: Namespace = None) -> TripleConnection:
         ctx, names = info.context.reading(namespace)
         query = parse(TripleQuery, _present({"subject": subject, "predicate": predicate, "object": object,
                                              "term": term, "negated": negated, "limit": first, "cursor": after,
-                                             "namespaces": names}))
+                                             "path": path.value() if path else None, "namespaces": names,
+                                             "view": view_values(as_of, include_superseded, include_forgotten)}))
         page = await info.context.call(info.context.service.search_triples, ctx, query)
         edges = [TripleEdge(cursor=page.next_cursor if rank == len(page.items) and page.next_cursor else str(rank),
                             node=Triple.from_hit(hit)) for rank, hit in enumerate(page.items, start=1)]
         return TripleConnection(edges=edges, page_info=PageInfo(end_cursor=page.next_cursor,
                                                                 has_next_page=page.next_cursor is not None))
 
-    @strawberry.field(description="a cited context for a prompt: maxItems 1-50, maxTokens 32-16000")
+    @strawberry.field(description="a cited context for a prompt: maxItems 1-50, maxTokens 32-16000",
+                      extensions=[ArgumentNames({**VIEW, **FILTERS})])
     async def recall(self, info: Info, query: str, max_items: int = 8, max_tokens: int = 1500,
+                     filters: SearchFilters | None = None, as_of: datetime | None = None,
+                     include_superseded: bool = False, include_forgotten: bool = False,
                      namespace: Namespace = None) -> RecallResultType:
         ctx, names = info.context.reading(namespace)
         request = parse(RecallRequest, {"query": query, "max_items": max_items, "max_tokens": max_tokens,
-                                        "namespaces": names})
+                                        "namespaces": names, **(filters.values() if filters else {}),
+                                        "view": view_values(as_of, include_superseded, include_forgotten)})
         return RecallResultType.from_result(await info.context.call(info.context.service.recall, ctx, request))
 
     @strawberry.field(description="one page of the bounded evidence graph around a seed, with how complete it is",
-                      extensions=[ArgumentNames({"cursor": "after", **SEED, **VIEW})])
+                      extensions=[ArgumentNames({"cursor": "after", **SEED, **CAPS, **VIEW})])
     async def graph(self, info: Info, seed: GraphSeed, caps: GraphCaps | None = None, after: str | None = None,
-                    as_of: datetime | None = None, include_superseded: bool = False,
+                    as_of: datetime | None = None, include_superseded: bool = False, include_forgotten: bool = False,
                     count_reachable: Annotated[bool, strawberry.argument(
                         description="false: skip counting the reachable documents (reachableDocuments and "
                                     "coverage are then null)")] = True,
                     namespace: Namespace = None) -> EvidenceGraph:
         ctx, _ = info.context.reading(namespace)
-        request = parse(ExportRequest, _present({"seed": seed.value(), "caps": (caps or GraphCaps()).values(),
-                                                 "cursor": after, "view": _view(as_of, include_superseded),
+        request = parse(ExportRequest, _present({"seed": seed.value(), "caps": caps.values() if caps else None,
+                                                 "cursor": after,
+                                                 "view": view_values(as_of, include_superseded, include_forgotten),
                                                  "count_reachable": count_reachable}))
         return EvidenceGraph.from_result(await info.context.call(info.context.service.export, ctx, namespace,
                                                                  request))

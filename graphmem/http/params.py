@@ -13,4 +13,4 @@ from graphmem.model.flat import Flat
 
 
 def as_query(flat: Flat) -> Any:
-    return Query(flat.default, description=flat.description or None)
+    return Query(flat.default, description=flat.help or None)

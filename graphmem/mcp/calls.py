@@ -40,7 +40,7 @@ VIEW: Names = MappingProxyType(flat_names(View, "view"))  # a flattened view's f
 def as_argument(flat: Flat) -> Any:
     """A tool argument made from a service model's field (``model/flat.py``): its default and description,
     no bounds of its own (the model built from it checks them)."""
-    return Field(flat.default, description=flat.description or None)
+    return Field(flat.default, description=flat.help or None)
 SAME_NAMES: Names = MappingProxyType({})
 
 

@@ -208,10 +208,25 @@ def _metadata(value: object, info: ValidationInfo) -> object:
 
 # ---- field types --------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a value means beyond its Python type, kept in a field's metadata for the front ends whose idiom
+    has a type of its own for it (GraphQL's ``ID`` and ``DateTime``, its folder match). ``told``: the ones
+    that take the plain value say what it is in their help."""
+
+    name: str
+    told: bool = False
+
+
+IDENTIFIER = Meaning("identifier")
+EPOCH_MS = Meaning("epoch milliseconds UTC", told=True)
+FOLDER_FILTER = Meaning("folder filter")
+
 Namespace = Annotated[str, BeforeValidator(_namespace)]
 NamespaceOrAll = Annotated[str, BeforeValidator(lambda value: value if value == "*" else _namespace(value))]
 Namespaces = Annotated[list[Namespace] | None, Field(min_length=1, max_length=MAX_NAMESPACES)]
-Id = Annotated[str, Field(strict=True, pattern=ID_PATTERN.pattern)]
+Id = Annotated[str, Field(strict=True, pattern=ID_PATTERN.pattern), IDENTIFIER]
 RequestId = Annotated[str | None, Field(strict=True, pattern=REQUEST_ID_PATTERN.pattern,
                                         description="8-100 of A-Z a-z 0-9 . _ -; makes the call retry-safe")]
 Content = Annotated[str, Field(strict=True, max_length=HARD_LIMITS.content_chars),
@@ -226,13 +241,14 @@ Path = Annotated[str, Field(strict=True, description="a folder: segments of A-Z 
                  AfterValidator(_path)]
 PathFilter = Annotated[str, Field(strict=True, max_length=PATH_CHARS + 1,
                                   description="an exact path, 'a/b%' for a/b and everything below it, or '%'"),
-                       AfterValidator(_path_filter)]
+                       AfterValidator(_path_filter), FOLDER_FILTER]
 Phrase = Annotated[str, Field(strict=True, min_length=1, max_length=500)]  # a name, title or part of one
 Flag = Annotated[bool, Field(strict=True)]
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Cursor = Annotated[str | None, Field(strict=True, min_length=1, max_length=MAX_CURSOR_CHARS,
                                      description="next_cursor of the previous page, unchanged")]
-Millis = Annotated[int | None, Field(strict=True, ge=0, le=INT64[1], description="epoch milliseconds UTC")]
+Millis = Annotated[int | None, Field(strict=True, ge=0, le=INT64[1], description="epoch milliseconds UTC"),
+                   EPOCH_MS]
 
 
 class Input(BaseModel):

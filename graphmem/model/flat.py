@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
+import types
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from graphmem.model.fields import within
+from graphmem.model.fields import Meaning, within
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,13 +29,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 @dataclass(frozen=True)
 class Flat:
     """One parameter: its name, the field it fills (a dotted path in the model's data), its type without
-    bounds, its default, and what it means (the field's description and range)."""
+    bounds, its default, what it means (the field's description and range), and the field's metadata (its
+    ``Meaning``, where it has one)."""
 
     name: str
     field: str
     annotation: Any
     default: Any
     description: str
+    metadata: tuple[Any, ...] = ()
+
+    @property
+    def help(self) -> str:
+        """The description, with what a plain value means where that is not its type's (epoch milliseconds),
+        for the front ends that take the plain value."""
+        told = [m.name for m in self.metadata if isinstance(m, Meaning) and m.told]
+        return "; ".join(filter(None, [self.description, *told]))
+
+
+def _loose(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The type without its ``Annotated`` bounds (inside a union too), and the metadata they carried."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        inner, *metadata = typing.get_args(annotation)
+        loose, more = _loose(inner)
+        return loose, (*metadata, *more)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_loose(member) for member in typing.get_args(annotation)]
+        return functools.reduce(operator.or_, [loose for loose, _ in parts]), tuple(m for _, ms in parts for m in ms)
+    return annotation, ()
 
 
 def _nested(annotation: Any) -> type[BaseModel] | None:
@@ -52,8 +76,10 @@ def flat_fields(model: type[BaseModel], prefix: str = "") -> list[Flat]:
             else info.get_default(call_default_factory=True)
         ranges = [f"from {m.low} to {m.high}" for m in info.metadata if isinstance(m, within)]
         description = "; ".join(filter(None, [info.description, *ranges]))
-        annotation = info.annotation if default is not None else info.annotation | None  # type: ignore[operator]
-        found.append(Flat(name, f"{prefix}{name}", annotation, default, description))
+        annotation, inner = _loose(info.annotation)
+        if default is None:
+            annotation = annotation | None
+        found.append(Flat(name, f"{prefix}{name}", annotation, default, description, (*info.metadata, *inner)))
     return found
 
 

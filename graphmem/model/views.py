@@ -25,7 +25,7 @@ class View(Input):
 
     model_config = ConfigDict(strict=True)
 
-    as_of: Annotated[Millis, Field(description="read as of this time (epoch milliseconds UTC)")] = None
+    as_of: Annotated[Millis, Field(description="read as of this time")] = None
     include_forgotten: Annotated[bool, Field(description="forgotten memories too")] = False
     include_superseded: Annotated[bool, Field(description="older versions too")] = False
 
@@ -39,8 +39,8 @@ class SearchFilters(Input):
     exact, or a prefix written ``a/b%``). Applied inside every retrieval statement (the ``fact_filters``
     fragment of ``cypher/views.cypher``)."""
 
-    since: Annotated[Millis, Field(description="recorded at or after (epoch milliseconds UTC)")] = None
-    until: Annotated[Millis, Field(description="recorded at or before (epoch milliseconds UTC)")] = None
+    since: Annotated[Millis, Field(description="recorded at or after")] = None
+    until: Annotated[Millis, Field(description="recorded at or before")] = None
     entity_id: Annotated[Id | None, Field(description="facts that mention this entity")] = None
     document_id: Annotated[Id | None, Field(description="facts of this memory version")] = None
     source: Annotated[Annotated[str, Field(strict=True, min_length=1, max_length=HARD_LIMITS.source_chars)] | None,
