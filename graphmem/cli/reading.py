@@ -19,6 +19,7 @@ from graphmem.cli.common import DataDir, as_option, fail, settings
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 from graphmem.model import ExportCaps, SearchFilters, View
 from graphmem.model.flat import flattened
+from graphmem.model.queries import seed_of
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -221,14 +222,13 @@ def export(
     """One bounded page of the evidence graph around a seed, written to a file; says how complete it is."""
     from graphmem.model import ExportFormat, ExportRequest, parse
 
-    seeds = {kind: value for kind, value in (("query", query), ("document", document), ("entity", entity))
-             if value is not None}
-    if len(seeds) != 1:
-        fail(InvalidInput("give exactly one of --query, --document, --entity"), code=2)
     if format not in {f.value for f in ExportFormat}:
         fail(InvalidInput(f"--format must be one of json, graphml, cypher, not {format!r}"), code=2)
-    kind, value = next(iter(seeds.items()))
-    request_data = {"seed": {"kind": kind, ("query" if kind == "query" else "id"): value},
+    try:
+        seed = seed_of({"query": query, "document": document, "entity": entity})
+    except InvalidInput:
+        fail(InvalidInput("give exactly one of --query, --document, --entity"), code=2)
+    request_data = {"seed": seed,
                     "caps": caps, "view": view, "count_reachable": count}
 
     def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:

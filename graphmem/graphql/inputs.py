@@ -17,6 +17,7 @@ from graphmem import model
 from graphmem.errors import Names
 from graphmem.model.fields import EPOCH_MS, FOLDER_FILTER, IDENTIFIER
 from graphmem.model.flat import Flat, flat_fields
+from graphmem.model.queries import seed_of
 
 PAGE: Names = {"limit": "first", "cursor": "after"}  # a page's size and where it continues, as Relay names them
 VIEW: Names = {"view.as_of": "asOf", "view.include_superseded": "includeSuperseded",
@@ -114,9 +115,5 @@ class GraphSeed:
     ids: list[strawberry.ID] | None = strawberry.field(default=None, description="ids of any kind, up to 100")
 
     def value(self) -> dict[str, Any]:
-        given = {name: value for name, value in (("query", self.query), ("document", self.memory_id),
-                                                 ("entity", self.entity_id), ("ids", self.ids)) if value is not None}
-        if len(given) != 1:
-            return {"kind": "none"}  # the service's model names the choices
-        kind, value = next(iter(given.items()))
-        return {"kind": kind, {"query": "query", "ids": "ids"}.get(kind, "id"): value}
+        return seed_of({"query": self.query, "document": self.memory_id, "entity": self.entity_id,
+                              "ids": self.ids})

@@ -5,6 +5,8 @@ stays the service's."""
 
 from __future__ import annotations
 
+import asyncio
+from asyncio import Future
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -53,13 +55,23 @@ class _Batched(Generic[V]):
         return [found[key] if key in found else self.missing() for key in keys]
 
 
+class SharedLoader(DataLoader[Key, V]):
+    """A DataLoader whose values survive a cancelled consumer. Fields that ask for the same key share one
+    cached future, and cancelling a task cancels the future it awaits: graphql-core cancels a failed field's
+    siblings, so one field refused (a bound out of range) cancelled the value other fields were waiting for,
+    and the request died of the CancelledError instead of answering the error."""
+
+    def load(self, key: Key) -> Future[V]:
+        return asyncio.shield(super().load(key))
+
+
 class Loaders:
     """One request's loaders (a loader caches by key for the request: a memory asked for twice is read once)."""
 
     def __init__(self, context: GraphContext) -> None:
         def loader(fetch: Fetch[V], missing: Callable[[], V]) -> DataLoader[Key, V]:
             load: Callable[[list[Key]], Awaitable[list[V]]] = _Batched(context, fetch, missing)
-            return DataLoader(load, max_batch_size=MAX_BATCH)
+            return SharedLoader(load, max_batch_size=MAX_BATCH)
 
         self.memories: DataLoader[Key, Document | None] = loader(
             lambda s, ctx, ns, ids, _: s.get_versions(ctx, ids), lambda: None)

@@ -13,6 +13,7 @@ from graphmem.http.params import as_query
 from graphmem.http.schemas import GraphOut
 from graphmem.model import EntitySearchRequest, ExportCaps, ExportFormat, ExportRequest, TripleQuery, View, parse
 from graphmem.model.flat import flat_names, flattened
+from graphmem.model.queries import seed_of
 from graphmem.results import EntityPage, TriplePage
 
 router = APIRouter(prefix="/v1", tags=["graph"], route_class=NamedRoute)
@@ -66,8 +67,7 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], cap
     """One page of the bounded evidence graph around a seed, with how complete it is (``totalDocuments``,
     ``truncated``, ``unavailableDocuments``, ``coverage``) and the next page's cursor."""
     ctx, _ = caller.reading(scope)
-    seed_value: dict[str, object] = {"kind": seed, "query": query} if seed == "query" else \
-        {"kind": seed, "ids": ids or []} if seed == "ids" else {"kind": seed, "id": id}
+    seed_value = seed_of({seed: {"query": query, "ids": ids or []}.get(seed, id)})
     request = parse(ExportRequest, {
         "seed": seed_value, "cursor": cursor, "view": view, "count_reachable": count_reachable, "caps": caps})
     service = caller.runtime.service

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from graphmem.errors import InvalidInput
 from graphmem.model.fields import (
     Cursor,
     Flag,
@@ -139,6 +140,17 @@ class IdsSeed(Input):
 
 
 ExportSeed = Annotated[QuerySeed | DocumentSeed | EntitySeed | IdsSeed, Field(discriminator="kind")]
+SEED_VALUES = {"query": "query", "document": "id", "entity": "id", "ids": "ids"}  # each kind's value field
+
+
+def seed_of(given: dict[str, Any]) -> dict[str, Any]:
+    """An export's seed from a front end's choices, one per kind (``query``, ``document``, ``entity``,
+    ``ids``; None: not chosen), as ``ExportSeed`` reads it. Exactly one must be chosen."""
+    chosen = {kind: value for kind, value in given.items() if value is not None}
+    if len(chosen) != 1:
+        raise InvalidInput(f"give exactly one seed of {', '.join(SEED_VALUES)}, not {len(chosen)}", field="seed")
+    kind, value = next(iter(chosen.items()))
+    return {"kind": kind, SEED_VALUES[kind]: value}
 
 
 Depth = Annotated[int, Field(strict=True), within(1, 4)]
