@@ -98,16 +98,21 @@ class FactWhere(Input):
     recorded_before: Millis = None
 
 
-class FactListOptions(Input):
-    """A page of a namespace's facts in ``sort`` order, by keyset ``cursor``."""
+class KeysetPage(Input):
+    """A page of a list by keyset ``cursor``, in a view and a folder; each list adds its conditions and orders."""
 
     limit: PageLimit = 20
     cursor: Cursor = None
     view: View = CURRENT
     path: PathFilter | None = None
+    item_cursors: Flag = Field(False, description="a cursor after each item too (a GraphQL edge's)")
+
+
+class FactListOptions(KeysetPage):
+    """A page of a namespace's facts in ``sort`` order."""
+
     where: FactWhere = FactWhere()
     sort: FactSort = FactSort.newest
-    item_cursors: Flag = Field(False, description="a cursor after each item too (a GraphQL edge's)")
 
 
 class EntitySort(StrEnum):
@@ -127,17 +132,12 @@ class EntityWhere(Input):
     types: PhraseList | None = None
 
 
-class EntityListOptions(Input):
+class EntityListOptions(KeysetPage):
     """A page of a namespace's entities (those a fact of the view mentions; with ``path``, a fact in that
-    folder) in ``sort`` order, by keyset ``cursor``."""
+    folder) in ``sort`` order."""
 
-    limit: PageLimit = 20
-    cursor: Cursor = None
-    view: View = CURRENT
-    path: PathFilter | None = None
     where: EntityWhere = EntityWhere()
     sort: EntitySort = EntitySort.name
-    item_cursors: Flag = Field(False, description="a cursor after each item too (a GraphQL edge's)")
 
 
 class HistoryOptions(Input):
