@@ -7,8 +7,9 @@ request under the same id is a conflict, also after the memory was deleted).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from graphmem.ingest.pipeline import PreparedDocument, Progress
 from graphmem.ingest.write import write_documents
 from graphmem.model import CallerContext, DocumentInput, IngestItem, UpdateInput, check_id, checked
 from graphmem.records import content_hash, document_record, tombstone_key
-from graphmem.results import Change, Document, ErrorReport, IngestOutcome, JobInfo
+from graphmem.results import Change, Document, ErrorReport, IngestOutcome, JobInfo, JobStatus
 from graphmem.service.access import writable
 from graphmem.service.documents import Documents
 from graphmem.service.shared import Core, check_same_request, fetch_document
@@ -145,6 +146,20 @@ class Adding:
         """A job of a namespace the caller can read; any other id is not found."""
         return get_job(self.core.store, ctx, check_id(job_id))
 
+    async def watch(self, ctx: CallerContext, job_id: str, poll_s: float) -> AsyncIterator[JobInfo]:
+        """The job now, then again each time its state changes, ending with the state it ends in (done or
+        failed). Its status is read every ``poll_s`` seconds in a worker thread (the driver blocks)."""
+        seen: tuple[object, ...] | None = None
+        while True:
+            job = await asyncio.to_thread(self.job_status, ctx, job_id)
+            state = (job.status, job.attempts, job.started_at, job.finished_at)
+            if state != seen:
+                seen = state
+                yield job
+            if job.status in (JobStatus.done, JobStatus.failed):
+                return
+            await asyncio.sleep(poll_s)
+
     # ---- files ------------------------------------------------------------------------------------------
 
     def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem],
@@ -189,9 +204,11 @@ class Adding:
         return [o for o in outcomes if o is not None]
 
     def _new_version(self, ctx: CallerContext, doc_id: str, document: DocumentInput) -> tuple[Document, Change]:
+        """A changed file: its memory's next version (``Documents.update`` says whether it wrote one)."""
         update = UpdateInput(content=document.content, title=document.title, metadata=document.metadata,
                              path=document.path, request_id=document.request_id)
-        return self.documents.update(ctx, doc_id, update), Change.versioned
+        changed = self.documents.update(ctx, doc_id, update)
+        return changed.document, changed.change
 
     def _add_alone(self, ctx: CallerContext, namespace: str, document: DocumentInput) -> tuple[Document, Change]:
         return self.add(ctx, namespace, [document])[0]

@@ -34,6 +34,8 @@ from graphmem.model import (
 )
 from graphmem.records import content_hash, document_record
 from graphmem.results import (
+    Change,
+    Changed,
     Document,
     DocumentInfo,
     DocumentPage,
@@ -171,14 +173,15 @@ class Documents:
         row = self.core.store.read(lambda tx: tx.single("namespace_counts", namespace=ns))
         return NamespaceCounts.model_validate(row)
 
-    def update(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Document:
-        """Write a new version of the memory whose latest version is ``doc_id``."""
+    def update(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Changed:
+        """Write a new version of the memory whose latest version is ``doc_id`` (``versioned``); an update that
+        changes nothing answers that version (``unchanged``), a retried request its first answer."""
         checked_id = check_id(doc_id)
         data = checked(update, self.core.limits)
         prepared = self.core.pipeline.prepare([data.content])[0]
         core = self.core
 
-        def write(tx: Tx) -> tuple[Document, str, list[str]]:
+        def write(tx: Tx) -> tuple[Changed, str, list[str]]:
             row = lock_chain(tx, ctx, checked_id)
             ns = row["namespace"]
             request_key = records.request_key(ns, data.request_id) if data.request_id else None
@@ -189,7 +192,7 @@ class Documents:
                 existing = tx.single("documents_by_request_keys", request_keys=[request_key], namespace=ns)
                 if existing is not None:
                     check_same_request(existing["request_hash"], request_hash, data.request_id)
-                    return fetch_document(tx, existing["id"], [ns]), ns, []
+                    return Changed(document=fetch_document(tx, existing["id"], [ns]), change=Change.versioned), ns, []
             _check_updatable(row, checked_id, data.expected_version)
             digest_ = content_hash(ns, data.content)
             title = data.title if data.title is not None else row["title"]
@@ -198,7 +201,7 @@ class Documents:
             path = data.path if data.path is not None else row["path"]
             if digest_ == row["latest_content_hash"] and (title, metadata, path) == (
                     row["title"], row["metadata"], row["path"]):  # the same memory again: nothing to version
-                return fetch_document(tx, row["latest_id"], [ns]), ns, []
+                return Changed(document=fetch_document(tx, row["latest_id"], [ns]), change=Change.unchanged), ns, []
             twin = tx.single("documents_by_current_hash", hash_keys=[digest_], namespace=ns)
             if twin is not None and twin["id"] != row["latest_id"]:
                 raise Conflict(f"memory {twin['id']} already holds exactly this content",
@@ -212,8 +215,9 @@ class Documents:
             tx.run("version_supersede", id=row["latest_id"], namespace=ns, now=now)  # frees the content hash
             entity_keys = write_documents(tx, ns, [(document, prepared)], now, core.write_options)
             tx.run("version_link", new_id=document["id"], old_id=row["latest_id"], namespace=ns)
-            return Document.model_validate({**document, "parent_memory_id": row["latest_id"],
-                                            "latest_id": document["id"]}), ns, entity_keys
+            written = Document.model_validate({**document, "parent_memory_id": row["latest_id"],
+                                               "latest_id": document["id"]})
+            return Changed(document=written, change=Change.versioned), ns, entity_keys
 
         return core.write_labelled(write)
 

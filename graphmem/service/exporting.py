@@ -7,6 +7,8 @@ from graphmem.errors import NotFound
 from graphmem.export import QUERY_SEEDS, cursor_namespace, export_graph, render
 from graphmem.model import CallerContext, ExportFormat, ExportRequest, IdsSeed, QuerySeed, SearchRequest, View
 from graphmem.results import ExportResult, RenderedExport
+from graphmem.results.tokens import GraphResult
+from graphmem.search.budget import fit_export
 from graphmem.service.access import read_in, readable
 from graphmem.service.search import WARM_QUERIES, Search
 from graphmem.service.shared import Core, repeat_within
@@ -18,6 +20,11 @@ class Exporting:
     def __init__(self, core: Core, search: Search) -> None:
         self.core = core
         self.search = search
+
+    def within_tokens(self, ctx: CallerContext, namespace: str | None, request: ExportRequest, label_chars: int,
+                      max_tokens: int) -> GraphResult:
+        """An export page fitted to ``max_tokens`` (``search/budget.py``)."""
+        return fit_export(self.export(ctx, namespace, request), label_chars, max_tokens)
 
     def export(self, ctx: CallerContext, namespace: str | None, request: ExportRequest) -> ExportResult:
         """One page of the bounded evidence graph around ``request.seed`` (``graphmem/export/`` says what is

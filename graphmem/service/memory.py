@@ -23,7 +23,6 @@ Inputs are validated again under the operator's limits (``model.checked``), whoe
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 
@@ -67,7 +66,6 @@ from graphmem.model.assertions import (
 )
 from graphmem.records import now_ms
 from graphmem.results import (
-    Change,
     Changed,
     Document,
     DocumentHit,
@@ -90,7 +88,6 @@ from graphmem.results import (
     HistoryPage,
     IngestOutcome,
     JobInfo,
-    JobStatus,
     MemoryDetail,
     NamespaceCounts,
     Neighbour,
@@ -108,7 +105,6 @@ from graphmem.results.knowledge import (
     RelationsCreated,
 )
 from graphmem.results.tokens import GraphResult
-from graphmem.search.budget import fit_export
 from graphmem.service.access import within_bound
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.assertions import Assertions
@@ -179,19 +175,9 @@ class MemoryService:
     def job_status(self, ctx: CallerContext, job_id: str) -> JobInfo:
         return self._adding.job_status(ctx, job_id)
 
-    async def watch_job(self, ctx: CallerContext, job_id: str, poll_s: float = JOB_POLL_S) -> AsyncIterator[JobInfo]:
-        """The job now, then again each time its state changes, ending with the state it ends in (done or
-        failed). Its status is read every ``poll_s`` seconds in a worker thread (the driver blocks)."""
-        seen: tuple[object, ...] | None = None
-        while True:
-            job = await asyncio.to_thread(self.job_status, ctx, job_id)
-            state = (job.status, job.attempts, job.started_at, job.finished_at)
-            if state != seen:
-                seen = state
-                yield job
-            if job.status in (JobStatus.done, JobStatus.failed):
-                return
-            await asyncio.sleep(poll_s)
+    def watch_job(self, ctx: CallerContext, job_id: str, poll_s: float = JOB_POLL_S) -> AsyncIterator[JobInfo]:
+        """The job now, then at each change of its state, until it ends (``Adding.watch``)."""
+        return self._adding.watch(ctx, job_id, poll_s)
 
     def ingest(self, ctx: CallerContext, namespace: str, items: list[IngestItem],
                progress: Progress | None = None) -> list[IngestOutcome]:
@@ -229,7 +215,7 @@ class MemoryService:
         return self._documents.detail(ctx, doc_id, options)
 
     def list_memories(self, ctx: CallerContext, namespace: str | None,
-                       options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:
+                      options: DocumentListOptions = DocumentListOptions()) -> DocumentPage:
         return self._documents.list(ctx, namespace, options)
 
     def history(self, ctx: CallerContext, doc_id: str, options: HistoryOptions = HistoryOptions()) -> HistoryPage:
@@ -238,8 +224,7 @@ class MemoryService:
     def update_memory(self, ctx: CallerContext, doc_id: str, update: UpdateInput) -> Changed:
         """A new version of the memory (``versioned``), or, when ``update`` changes nothing, the version it
         names (``unchanged``)."""
-        document = self._documents.update(ctx, doc_id, update)
-        return Changed(document=document, change=Change.unchanged if document.id == doc_id else Change.versioned)
+        return self._documents.update(ctx, doc_id, update)
 
     def namespace_counts(self, ctx: CallerContext, namespace: str) -> NamespaceCounts:
         return self._documents.counts(ctx, namespace)
@@ -388,7 +373,7 @@ class MemoryService:
                              label_chars: int, max_tokens: int) -> GraphResult:
         """An export page fitted to ``max_tokens`` for a caller's context window, labels cut at ``label_chars``
         or shorter (``search/budget.py``)."""
-        return fit_export(self._exporting.export(ctx, namespace, request), label_chars, max_tokens)
+        return self._exporting.within_tokens(ctx, namespace, request, label_chars, max_tokens)
 
     def render_export(self, result: ExportResult, format: ExportFormat, namespace: str,
                       target_namespace: str | None = None) -> RenderedExport:
