@@ -14,6 +14,7 @@ import pytest
 from graphmem.model import CallerContext, DocumentInput, TripleQuery
 from graphmem.nlp import language
 from graphmem.service import MemoryService
+from graphmem.turns import TurnLock
 
 WAIT_BOUND_S = 3.0  # a triple search during an ingest; one chunk of parsing takes well under a second
 
@@ -22,7 +23,7 @@ class CountingLock:
     """The real lock, counting who takes it."""
 
     def __init__(self) -> None:
-        self._lock = language.TurnLock()
+        self._lock = TurnLock()
         self.taken: list[str] = []
 
     def __enter__(self) -> None:
@@ -33,7 +34,7 @@ class CountingLock:
         self._lock.__exit__(kind, exc, tb)
 
 
-def drawn(lock: language.TurnLock, tickets: int) -> None:
+def drawn(lock: TurnLock, tickets: int) -> None:
     """Wait until ``tickets`` callers have drawn their tickets: the holder and those now waiting."""
     deadline = time.monotonic() + 10
     while lock._next < tickets and time.monotonic() < deadline:
@@ -43,7 +44,7 @@ def drawn(lock: language.TurnLock, tickets: int) -> None:
 def test_the_language_lock_is_taken_in_turns() -> None:
     """A caller waiting for the lock gets it before its holder's next turn (an ingest's next chunk): with a
     plain lock the holder, releasing and asking again at once, wins that race most of the time."""
-    lock = language.TurnLock()
+    lock = TurnLock()
     order: list[str] = []
 
     def search() -> None:
@@ -63,7 +64,7 @@ def test_the_language_lock_is_taken_in_turns() -> None:
 
 def test_a_caller_that_stops_waiting_does_not_hold_up_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     """A waiter interrupted before its turn gives the turn up: the callers after it still get theirs."""
-    lock = language.TurnLock()
+    lock = TurnLock()
     wait_for = lock._turns.wait_for
 
     def interrupted(predicate: Callable[[], bool], timeout: float | None = None) -> bool:

@@ -17,7 +17,8 @@ from graphmem.errors import Conflict, Contended, GraphmemError
 from graphmem.model import CallerContext, ForgetMode, ForgetRequest, UpdateInput
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from graphmem.store.driver import GraphStore, RetryTransaction, Turns, Tx
+from graphmem.store.driver import GraphStore, RetryTransaction, Tx
+from graphmem.turns import Turns
 from helpers import counts, make_settings, query
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own

@@ -9,7 +9,6 @@ stored, split and embedded.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -20,6 +19,7 @@ from spacy.tokens import Doc
 
 from graphmem.nlp.heap import freeze_loaded
 from graphmem.nlp.loading import loaded
+from graphmem.turns import TurnLock
 
 TECHNOLOGY = "TECHNOLOGY"
 PRODUCT = "PRODUCT"
@@ -115,41 +115,6 @@ def load_language(patterns_file: Path | None) -> Language:
         ruler.add_patterns(patterns)  # type: ignore[attr-defined]
     freeze_loaded()
     return nlp
-
-
-class TurnLock:
-    """A lock taken in turns, first come first served. A plain ``threading.Lock`` is not fair: an ingest
-    that releases it between chunks takes it again at once, and a search waiting for it may lose that race
-    chunk after chunk; here the search's turn comes before the ingest's next chunk."""
-
-    def __init__(self) -> None:
-        self._turns = threading.Condition()
-        self._next = 0  # the ticket the next caller draws
-        self._serving = 0  # the ticket whose turn it is
-        self._abandoned: set[int] = set()  # tickets of callers that stopped waiting (an interrupt)
-
-    def __enter__(self) -> None:
-        with self._turns:
-            ticket = self._next
-            self._next += 1
-            try:
-                self._turns.wait_for(lambda: self._serving == ticket)
-            except BaseException:  # its turn is skipped, or every later caller would wait for ever
-                self._abandoned.add(ticket)
-                self._pass_on()
-                raise
-
-    def __exit__(self, *exc: object) -> None:
-        with self._turns:
-            self._serving += 1
-            self._pass_on()
-
-    def _pass_on(self) -> None:
-        """The turn goes to the next ticket still waiting (called holding ``_turns``)."""
-        while self._serving in self._abandoned:
-            self._abandoned.remove(self._serving)
-            self._serving += 1
-        self._turns.notify_all()
 
 
 # spaCy pipelines are not documented as thread-safe: every use takes this lock, through the two functions

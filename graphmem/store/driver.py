@@ -20,11 +20,9 @@ by graphmem itself (tenacity) rather than by the driver's managed transactions, 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -44,6 +42,7 @@ from graphmem.errors import Contended, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
 from graphmem.store.names import StatementName
 from graphmem.store.queries import Statement, statements
+from graphmem.turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -262,53 +261,6 @@ def _rejected(exc: BaseException) -> GraphmemError:
 
 def _unavailable(exc: BaseException) -> Unavailable:
     return Unavailable("the graph database is unreachable; try again shortly", reason=type(exc).__name__)
-
-
-class Turns:
-    """Writes of one process run side by side until one of them loses a conflict; its retry then runs alone.
-
-    A retry waits for the writes in flight to end and holds new ones back, so it cannot lose to this
-    process's writers again (only to another process's). Without this, a writer that happens to lose
-    every race among a dozen others runs out of its retry budget while the rest succeed. Writes that run
-    alone take their turns in the order they asked (a ticket each), so none of them is passed over again and
-    again by writers that asked after it.
-    """
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._running = 0
-        self._issued = 0  # tickets handed to writes that run alone
-        self._serving = 0  # the ticket whose turn it is (or will be, once the writes in flight end)
-
-    @contextmanager
-    def together(self) -> Iterator[None]:
-        with self._changed:
-            self._changed.wait_for(lambda: self._serving == self._issued)
-            self._running += 1
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._running -= 1
-                self._changed.notify_all()
-
-    @contextmanager
-    def alone(self) -> Iterator[None]:
-        with self._changed:
-            ticket = self._issued
-            self._issued += 1
-            self._changed.wait_for(lambda: self._serving == ticket and not self._running)
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._serving += 1
-                self._changed.notify_all()
-
-    @property
-    def asked(self) -> int:
-        """How many writes have asked to run alone so far."""
-        return self._issued
 
 
 class GraphStore:
