@@ -228,8 +228,7 @@ def export(
         seed = seed_of({"query": query, "document": document, "entity": entity})
     except InvalidInput:
         fail(InvalidInput("give exactly one of --query, --document, --entity"), code=2)
-    request_data = {"seed": seed,
-                    "caps": caps, "view": view, "count_reachable": count}
+    request_data = {"seed": seed, "caps": caps, "view": view, "count_reachable": count}
 
     def work(service: MemoryService, ctx: CallerContext) -> tuple[str, str]:
         result = service.export(ctx, namespace, parse(ExportRequest, request_data))

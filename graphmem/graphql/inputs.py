@@ -62,14 +62,16 @@ def _argument(flat: Flat) -> tuple[str, Any, Callable[[Any], Any]]:
     return API_NAMES.get(flat.name, flat.name), kind | None, lambda value: value
 
 
-def input_of(model: type[BaseModel], name: str, description: str, at: str) -> tuple[type, Names]:
+def input_of(model: type[BaseModel], name: str, description: str, at: str, within: str = "") -> tuple[type, Names]:
     """A GraphQL input type with a field for each of ``model``'s (``model/flat.py``), all optional, and a
     ``values()`` that gives the service's fields back (those given); with the argument names of the service's
-    fields (the input is the argument ``at``), for invalid inputs. A field added to the model is a field of the
+    fields (the input is the argument ``at``; ``within``: the field of the request the model is), for invalid
+    inputs. A field added to the model is a field of the
     input; left out, a field is the model's default."""
-    fields = {flat.field: _argument(flat) for flat in flat_fields(model)}
+    flats = flat_fields(model)
+    fields = {flat.field: _argument(flat) for flat in flats}
     namespace: dict[str, Any] = {"__annotations__": {}}
-    for flat in flat_fields(model):
+    for flat in flats:
         api_name, kind, _ = fields[flat.field]
         namespace["__annotations__"][api_name] = kind
         default = f"left out: {flat.default}" if flat.default not in (None, False) else ""
@@ -82,13 +84,14 @@ def input_of(model: type[BaseModel], name: str, description: str, at: str) -> tu
 
     namespace["values"] = values
     made = strawberry.input(type(name, (), namespace), description=description)
-    return made, {field: f"{at}.{to_camel_case(api_name)}" for field, (api_name, _, _) in fields.items()}
+    prefix = f"{within}." if within else ""
+    return made, {f"{prefix}{field}": f"{at}.{to_camel_case(api_name)}" for field, (api_name, _, _) in fields.items()}
 
 
 _filters, FILTERS = input_of(model.SearchFilters, "SearchFilters",
                              "Narrowing a search beyond the view; every field optional, all must hold", "filters")
-_caps, CAPS = input_of(model.ExportCaps, "GraphCaps", "The bounds of one page of the evidence graph", "caps")
-CAPS = {f"caps.{field}": name for field, name in CAPS.items()}  # the caps are a field of the export request
+_caps, CAPS = input_of(model.ExportCaps, "GraphCaps", "The bounds of one page of the evidence graph", "caps",
+                       within="caps")
 if TYPE_CHECKING:
     class SearchFilters:  # the generated inputs, as the resolvers use them
         def values(self) -> dict[str, Any]: ...
@@ -116,4 +119,4 @@ class GraphSeed:
 
     def value(self) -> dict[str, Any]:
         return seed_of({"query": self.query, "document": self.memory_id, "entity": self.entity_id,
-                              "ids": self.ids})
+                        "ids": self.ids})

@@ -34,6 +34,7 @@ from graphmem.results import ErrorReport
 from graphmem.runtime import Runtime
 
 T = TypeVar("T")
+SAME_NAMES: Names = MappingProxyType({})
 VIEW: Names = MappingProxyType(flat_names(View, "view"))  # a flattened view's fields, as the tools name them
 
 
@@ -41,7 +42,6 @@ def as_argument(flat: Flat) -> Any:
     """A tool argument made from a service model's field (``model/flat.py``): its default and description,
     no bounds of its own (the model built from it checks them)."""
     return Field(flat.default, description=flat.help or None)
-SAME_NAMES: Names = MappingProxyType({})
 
 
 @dataclass(frozen=True)
