@@ -853,8 +853,9 @@ async def _load(url: str, token: str, options: LoadOptions, at_mid_run: Callable
         if stuck:
             await asyncio.wait(stuck, timeout=10)
         now = time.monotonic()
-        hanging = [f"{'updater' if client in updaters else 'client'} {client.index}: {client.doing[0]} for "
-                   f"{now - client.doing[1]:.0f} s" for client in [*clients, *updaters] if client.doing[0] != "done"]
+        hanging = [f"{'updater' if client in updaters else 'client'} {client.index}: {client.doing[0]}"
+                   + (f" for {now - client.doing[1]:.0f} s" if client.doing[1] else " (never began)")
+                   for client in [*clients, *updaters] if client.doing[0] != "done"]
         result.seconds = (run.finished_at or now) - started
         stop.set()
         await asyncio.gather(*background)
