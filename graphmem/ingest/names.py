@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from spacy.tokens import Doc, Span, Token
 
@@ -211,10 +212,17 @@ def _marked(text: str) -> bool:
 
 
 def entity_span(token: Token) -> Span | None:
-    for ent in token.doc.ents:
-        if ent.start <= token.i < ent.end:
-            return ent
-    return None
+    """The entity span ``token`` is in, read from the IOB tags around it (``doc.ents`` builds every span of
+    the sentence on each access, and extraction asks this of most tokens)."""
+    if not token.ent_type:
+        return None
+    doc = token.doc
+    start, end = token.i, token.i + 1
+    while doc[start].ent_iob_ == "I" and start > 0:
+        start -= 1
+    while end < len(doc) and doc[end].ent_iob_ == "I":
+        end += 1
+    return Span(doc, start, end, label=doc[start].ent_type_)
 
 
 def argument_of(token: Token) -> ExtractedEntity | None:
@@ -272,7 +280,12 @@ def name_tokens(token: Token) -> list[Token]:
 
 def _shouting(sentence: Span) -> bool:
     """Mostly capital letters (a licence's disclaimer): its capitalised words are not names."""
-    letters = [ch for ch in sentence.text if ch.isalpha()]
+    return _shouting_text(sentence.text)
+
+
+@lru_cache(maxsize=4096)  # asked of the same sentence for each of its names
+def _shouting_text(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
     return len(letters) > 20 and sum(ch.isupper() for ch in letters) > 0.6 * len(letters)
 
 
