@@ -75,6 +75,7 @@ class EmbedderChoice(StrEnum):
     # benchmarks/ingest.py measured 11.9 against 9.8 memories/s end to end). The model is exported from the
     # packaged weights into the data directory at first use (a few seconds, once).
     onnx = "onnx"
+    onnx_int8 = "onnx-int8"  # that export quantised to int8: faster, with vectors of its own (nlp/embedder.py)
     hashing = "hashing"  # deterministic feature hashing: tests only, chosen explicitly
 
 
@@ -169,6 +170,10 @@ class Settings(BaseSettings):
     user_entity_name: str = Field("user", min_length=1, max_length=100)
     similar_entity_cosine: float = Field(0.85, gt=0, le=1, description="SIMILAR_TO link threshold")
     ingest_batch_sentences: int = Field(256, ge=8, le=4096, description="sentences per NLP batch")
+    # Concurrent single remembers share one NLP pass (service/coalescing.py): those arriving within the window
+    # of the first one waiting, up to the maximum. 0 adds each at once, alone.
+    coalesce_window_ms: float = Field(5.0, ge=0, le=1000, description="how long a remember waits for others")
+    coalesce_max: int = Field(64, ge=1, le=1000, description="memories one shared pass takes at most")
 
     # Durable jobs.
     jobs_enabled: bool = True

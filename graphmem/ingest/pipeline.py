@@ -24,7 +24,7 @@ from graphmem.ingest.names import USER, ExtractedEntity, TextNames, names_in_tex
 from graphmem.ingest.references import as_spoken_by, resolve_pronouns
 from graphmem.ingest.resolve import USER_KEY, display, normalize_name
 from graphmem.ingest.split import EXTRACTED, FACTS, WITH_TRIPLES, FactKind, Span, split_memory
-from graphmem.nlp.embedder import Embedder, get_embedder
+from graphmem.nlp.embedder import Embedder, NameVectors, embed_distinct, get_embedder
 from graphmem.nlp.language import get_language, parse
 
 Progress = Callable[[int], object]  # told how many more facts are done
@@ -103,6 +103,7 @@ class Pipeline:
         self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-embed")
         self.times = StageTimes()
         self._times_lock = threading.Lock()
+        self._name_vectors = NameVectors()
 
     @property
     def embedder(self) -> Embedder:
@@ -200,7 +201,7 @@ class Pipeline:
         if not texts:
             return [], 0.0
         t0 = time.perf_counter()
-        return self.embedder.embed(texts), time.perf_counter() - t0
+        return embed_distinct(self.embedder, texts), time.perf_counter() - t0
 
     def _extract(self, batch: list[tuple[int, Span]], known: list[TextNames]) -> list[SentenceExtraction]:
         """Entities (and, from prose and list items, triples) of the spans that are read at all; code, tables,
@@ -256,7 +257,7 @@ class Pipeline:
                     names.setdefault(key, name)
             per_document.append(names)
         unique = {key: name for names in per_document for key, name in names.items()}
-        vectors = dict(zip(unique, self.embedder.embed(list(unique.values())), strict=True))
+        vectors = self._name_vectors.embed(self.embedder, unique)
         for document, names in zip(documents, per_document, strict=True):
             document.entity_embeddings = {key: vectors[key] for key in names}
 

