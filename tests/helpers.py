@@ -3,6 +3,7 @@ Neo4j Cypher lint gate."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import socket
@@ -23,6 +24,10 @@ import uvicorn
 
 from graphmem.config import Settings
 from graphmem.runtime import Runtime
+from graphmem.service.adding import Adding
+from graphmem.service.coalescing import Coalescer
+from graphmem.service.documents import Documents
+from graphmem.service.memory import MemoryService
 
 GATE = Path(__file__).resolve().parents[1] / "tools" / "cypher-gate"
 needs_gate = pytest.mark.skipif(
@@ -126,3 +131,13 @@ def served(app: Any) -> Iterator[str]:
     finally:
         running.should_exit = True
         thread.join(30)
+
+
+def coalescer(service: MemoryService, window_ms: float, most: int = 64, content_chars: int | None = None) -> Coalescer:
+    """A coalescer of remembers writing to ``service``'s store (with an operator's lower content bound, if given):
+    a test sets its window, or puts it in the service's place."""
+    core = service.core
+    if content_chars is not None:
+        limits = core.limits.model_copy(update={"content_chars": content_chars})
+        core = dataclasses.replace(core, settings=core.settings.model_copy(update={"limits": limits}))
+    return Coalescer(Adding(core, Documents(core)), window_ms, most)

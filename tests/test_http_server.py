@@ -25,7 +25,7 @@ from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Sco
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.driver import GraphStore
-from helpers import graph_driver, make_settings, query, served
+from helpers import coalescer, graph_driver, make_settings, query, served
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -143,7 +143,9 @@ def test_a_chunked_body_over_its_cap_is_413_in_the_envelope(server: str, runtime
 def test_twelve_writers_sharing_entities_all_get_201(server: str, runtime: Runtime, ns: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Concurrent remembers that merge the same entities conflict in the database and are retried there, for a
-    time budget: none of them is answered 409 (or 503)."""
+    time budget: none of them is answered 409 (or 503). Each remember writes alone here (no shared pass, which
+    would put them in one transaction), as batches and updates from many callers still do."""
+    monkeypatch.setattr(runtime.service, "coalescer", coalescer(runtime.service, window_ms=0))
     conflicts = 0
     attempt = GraphStore._once
 

@@ -1,6 +1,7 @@
 """``/metrics`` (Prometheus): requests by route template, method and status; request latency; ingestion jobs
-by state; whether the graph database answers. Labels never carry a namespace, an id, a token or user text:
-the route is its template (``/v1/memories/{memory_id}``), unmatched paths are one label."""
+by state; whether the graph database answers; the memories each shared pass of remembers took. Labels never
+carry a namespace, an id, a token or user text: the route is its template (``/v1/memories/{memory_id}``),
+unmatched paths are one label."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +39,20 @@ class _Store(Collector):
                 reachable.add_metric([], 0)
         yield reachable
         yield jobs
+        if runtime is not None:
+            yield _pass_sizes(runtime.service.coalescer.passes())
+
+
+PASS_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000)
+
+
+def _pass_sizes(sizes: dict[int, int]) -> HistogramMetricFamily:
+    """How many memories each shared NLP pass of concurrent remembers took (``service/coalescing.py``)."""
+    buckets = [(str(bound), sum(n for size, n in sizes.items() if size <= bound)) for bound in PASS_BUCKETS]
+    family = HistogramMetricFamily("graphmem_remember_pass_memories", "memories per shared NLP pass of remembers")
+    family.add_metric([], [*buckets, ("+Inf", sum(sizes.values()))],
+                      sum_value=sum(size * n for size, n in sizes.items()))
+    return family
 
 
 class Metrics:

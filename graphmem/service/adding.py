@@ -29,15 +29,19 @@ from graphmem.store.driver import Tx
 AfterWrite = Callable[[Tx, list[Document]], None]  # runs inside the add's transaction (a job's done mark)
 
 
-@dataclass
-class _AddPlan:
-    """An add, validated and prepared, waiting for its transaction."""
+@dataclass(frozen=True)
+class NewMemory:
+    """One memory to add, checked for its caller (access, bounds) and keyed: what an add plans with, and what
+    the coalescer (``service/coalescing.py``) gathers from many callers."""
 
     namespace: str
-    inputs: list[DocumentInput]
-    requests: list[tuple[str | None, str | None]]
-    hashes: list[str]
-    prepared: dict[str, PreparedDocument]
+    input: DocumentInput
+    request_key: str | None
+    request_hash: str | None
+    digest: str  # content_hash: the namespace and the text, white space folded
+
+
+Outcome = tuple[Document, Change] | GraphmemError  # one memory's answer when each stands alone
 
 
 class Adding:
@@ -51,76 +55,107 @@ class Adding:
         what happened to it (created, or unchanged: a retry or text already current). An item whose
         request_id was used for a different request makes the whole batch a conflict: nothing is written.
         ``after_write`` runs inside the same transaction, after the writes."""
-        return self._commit(self._plan(ctx, namespace, items, progress), after_write)
-
-    def _plan(self, ctx: CallerContext, namespace: str, items: list[DocumentInput],
-              progress: Progress | None) -> _AddPlan:
-        """Everything before the transaction: validation, request keys, hashes, and the NLP work, which
-        is skipped for text already current in the namespace (the transaction checks again and decides)."""
-        ns = writable(ctx, namespace)
         limit = self.core.limits.batch_max
         if not 1 <= len(items) <= limit:
+            writable(ctx, namespace)
             raise InvalidInput(f"a batch holds 1 to {limit} documents", field="items")
-        inputs = [checked(item, self.core.limits) for item in items]
-        request_ids = [i.request_id for i in inputs if i.request_id]
+        memories = [self.checked(ctx, namespace, item) for item in items]
+        request_ids = [m.input.request_id for m in memories if m.input.request_id]
         if len(set(request_ids)) != len(request_ids):
             raise InvalidInput("a request_id appears twice in one batch", field="request_id")
-        requests = [_add_request(ns, i) for i in inputs]
-        hashes = [content_hash(ns, i.content) for i in inputs]
-        known = self.core.store.read(lambda tx: _current_by_hash(tx, ns, hashes))
-        fresh: dict[str, int] = {}
-        for position, digest in enumerate(hashes):
-            if digest not in known:
-                fresh.setdefault(digest, position)
-        prepared = dict(zip(fresh, self.core.pipeline.prepare([inputs[i].content for i in fresh.values()],
-                                                              progress), strict=True))
-        return _AddPlan(ns, inputs, requests, hashes, prepared)
+        outcomes = self._commit(memories, self.prepare(memories, progress), after_write, each=False)
+        return [outcome for outcome in outcomes if not isinstance(outcome, GraphmemError)]
 
-    def _commit(self, plan: _AddPlan, after_write: AfterWrite | None) -> list[tuple[Document, Change]]:
-        ns, prepared, core = plan.namespace, plan.prepared, self.core
+    def checked(self, ctx: CallerContext, namespace: str, item: DocumentInput) -> NewMemory:
+        """One memory checked for its caller: write access to the namespace, and the operator's bounds."""
+        ns = writable(ctx, namespace)
+        data = checked(item, self.core.limits)
+        request_key, request_hash = _add_request(ns, data)
+        return NewMemory(ns, data, request_key, request_hash, content_hash(ns, data.content))
 
-        def write(tx: Tx) -> tuple[list[tuple[Document, Change]], str, list[str]]:
-            keys = [key for key, _ in plan.requests if key]
+    def prepare(self, memories: list[NewMemory], progress: Progress | None = None) -> dict[str, PreparedDocument]:
+        """The NLP work of ``memories`` (of any namespaces) in one pass, by digest; text already current in
+        its namespace is skipped (the transaction checks again and decides)."""
+        def known(tx: Tx) -> set[str]:
+            return {digest for ns in dict.fromkeys(m.namespace for m in memories)
+                    for digest in _current_by_hash(tx, ns, [m.digest for m in memories if m.namespace == ns])}
+
+        current = self.core.store.read(known)
+        fresh: dict[str, str] = {}
+        for memory in memories:
+            if memory.digest not in current:
+                fresh.setdefault(memory.digest, memory.input.content)
+        return dict(zip(fresh, self.core.pipeline.prepare(list(fresh.values()), progress), strict=True))
+
+    def add_each(self, memories: list[NewMemory], prepared: dict[str, PreparedDocument]) -> list[Outcome]:
+        """Memories of one namespace, prepared, in one transaction, each standing alone: a memory whose
+        request_id conflicts gets its error and the others are written (the coalescer's write)."""
+        return self._commit(memories, prepared, None, each=True)
+
+    def _commit(self, memories: list[NewMemory], prepared: dict[str, PreparedDocument],
+                after_write: AfterWrite | None, each: bool) -> list[Outcome]:
+        """The transaction of an add. A request_id already used is answered by the memory it created (the
+        same request) or a conflict (another request, or its memory deleted); with ``each`` false a
+        conflict refuses the whole batch before anything is written. A request_id sent twice within the
+        batch (two callers of the coalescer) is a retry of its first."""
+        ns, core = memories[0].namespace, self.core
+
+        def write(tx: Tx) -> tuple[list[Outcome], str, list[str]]:
+            keys = list(dict.fromkeys(m.request_key for m in memories if m.request_key))
             by_request = {row["request_key"]: row for row in
                           tx.run("documents_by_request_keys", request_keys=keys, namespace=ns)} if keys else {}
             deleted = [key for key in keys if key not in by_request]
-            if deleted and tx.run("tombstones_for_request_keys", namespace=ns,
-                                  request_keys=[tombstone_key(key) for key in deleted]):
-                raise Conflict("a request_id of this batch created a memory that has since been deleted",
-                               next_step="send new content with a new request_id")
-            current = _current_by_hash(tx, ns, plan.hashes)
+            tombstoned = {row["request_key"] for row in tx.run(
+                "tombstones_for_request_keys", namespace=ns,
+                request_keys=[tombstone_key(key) for key in deleted])} if deleted else set()
+            current = _current_by_hash(tx, ns, [m.digest for m in memories])
             late: dict[str, str] = {}
-            for data, digest in zip(plan.inputs, plan.hashes, strict=True):
-                if digest not in current and digest not in prepared:
-                    late.setdefault(digest, data.content)  # the first text of a hash, as in planning
+            for memory in memories:
+                if memory.digest not in current and memory.digest not in prepared:
+                    late.setdefault(memory.digest, memory.input.content)  # the first text of a hash, as planned
             if late:  # current when planned, gone since (updated or forgotten meanwhile): a rare race
                 prepared.update(zip(late, core.pipeline.prepare(list(late.values())), strict=True))
-            results: list[tuple[Document | str, Change]] = []
+            results: list[tuple[Document | str, Change] | GraphmemError] = []
             batch: list[tuple[dict[str, Any], PreparedDocument]] = []
             now = core.clock()
-            for data, (request_key, request_hash), digest in zip(plan.inputs, plan.requests, plan.hashes,
-                                                                 strict=True):
-                if request_key in by_request:
-                    check_same_request(by_request[request_key]["request_hash"], request_hash, data.request_id)
-                    results.append((by_request[request_key]["id"], Change.unchanged))
-                elif digest in current:  # identical to a current memory of the namespace: that one
-                    results.append((current[digest], Change.unchanged))
+            for memory in memories:
+                data, request_key = memory.input, memory.request_key
+                try:
+                    if request_key is not None and tombstone_key(request_key) in tombstoned:
+                        raise Conflict(f"request_id {data.request_id!r} created a memory that has since been "
+                                       "deleted", next_step="send new content with a new request_id")
+                    if request_key in by_request:
+                        check_same_request(by_request[request_key]["request_hash"], memory.request_hash,
+                                           data.request_id)
+                        results.append((by_request[request_key]["id"], Change.unchanged))
+                        continue
+                except Conflict as exc:
+                    if not each:
+                        raise
+                    results.append(exc)
+                    continue
+                if memory.digest in current:  # identical to a current memory of the namespace: that one
+                    results.append((current[memory.digest], Change.unchanged))
                 else:
                     document = document_record(
-                        now=now, namespace=ns, content=data.content, digest=digest, chain_id=None, version=1,
-                        created_at=None, title=data.title, source=data.source,
+                        now=now, namespace=ns, content=data.content, digest=memory.digest, chain_id=None,
+                        version=1, created_at=None, title=data.title, source=data.source,
                         metadata=json.dumps(data.metadata, sort_keys=True, ensure_ascii=False)
                         if data.metadata else None, path=data.path,
-                        request_key=request_key, request_hash=request_hash,
-                        fact_count=len(prepared[digest].facts))
-                    current[digest] = str(document["id"])  # the same text twice in one batch: one memory
-                    batch.append((document, prepared[digest]))
+                        request_key=request_key, request_hash=memory.request_hash,
+                        fact_count=len(prepared[memory.digest].facts))
+                    current[memory.digest] = str(document["id"])  # the same text twice in one batch: one memory
+                    batch.append((document, prepared[memory.digest]))
                     results.append((Document.model_validate({**document, "latest_id": document["id"]}),
                                     Change.created))
+                if request_key is not None:  # the same request_id again in this batch: a retry of this one
+                    by_request[request_key] = {"id": _id_of(results[-1]), "request_hash": memory.request_hash}
             entity_keys = write_documents(tx, ns, batch, now, core.write_options) if batch else []
-            done = [(r if isinstance(r, Document) else fetch_document(tx, r, [ns]), change) for r, change in results]
+            done: list[Outcome] = [
+                r if isinstance(r, GraphmemError) else
+                (r[0] if isinstance(r[0], Document) else fetch_document(tx, r[0], [ns]), r[1]) for r in results]
             if after_write is not None:
-                after_write(tx, [document for document, _ in done])
+                after_write(tx, [r[0] for r in done if not isinstance(r, GraphmemError)])
             return done, ns, entity_keys
 
         return core.write_labelled(write)
@@ -212,6 +247,11 @@ class Adding:
 
     def _add_alone(self, ctx: CallerContext, namespace: str, document: DocumentInput) -> tuple[Document, Change]:
         return self.add(ctx, namespace, [document])[0]
+
+
+def _id_of(result: tuple[Document | str, Change] | GraphmemError) -> str:
+    assert not isinstance(result, GraphmemError)
+    return result[0].id if isinstance(result[0], Document) else result[0]
 
 
 def _current_by_hash(tx: Tx, namespace: str, hashes: list[str]) -> dict[str, str]:

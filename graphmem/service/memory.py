@@ -108,6 +108,7 @@ from graphmem.results.tokens import GraphResult
 from graphmem.service.access import within_bound
 from graphmem.service.adding import Adding, AfterWrite
 from graphmem.service.assertions import Assertions
+from graphmem.service.coalescing import Coalescer
 from graphmem.service.documents import Documents
 from graphmem.service.entities import Entities
 from graphmem.service.exporting import Exporting
@@ -132,6 +133,7 @@ class MemoryService:
         self.core = Core(store, settings, pipeline, clock, cursors)
         self._documents = Documents(self.core)
         self._adding = Adding(self.core, self._documents)
+        self.coalescer = Coalescer(self._adding, settings.coalesce_window_ms, settings.coalesce_max)
         self._forgetting = Forgetting(self.core)
         self._search = Search(self.core)
         self._exporting = Exporting(self.core, self._search)
@@ -151,10 +153,11 @@ class MemoryService:
                    client: str | None = None) -> Changed:
         """Store a new memory (version 1) and its sentence facts, in one transaction; text identical to a
         current memory of the namespace answers with that memory, ``unchanged``. ``client``: the front end
-        it came through, recorded in its metadata with the credential's name (``DocumentInput.stamped``)."""
+        it came through, recorded in its metadata with the credential's name (``DocumentInput.stamped``).
+        Concurrent adds share one NLP pass, each with its own outcome (``service/coalescing.py``)."""
         if client is not None:
             item = item.stamped(client, ctx.credential_name)
-        document, change = self._adding.add(ctx, namespace, [item])[0]
+        document, change = self.coalescer.add(self._adding.checked(ctx, namespace, item))
         return Changed(document=document, change=change)
 
     def add_memories(self, ctx: CallerContext, namespace: str, items: list[DocumentInput]) -> list[Changed]:
