@@ -134,6 +134,26 @@ def test_a_failed_pass_reaches_its_callers_only(service: MemoryService, ctx: Cal
     assert change is Change.created and shared.pass_sizes == {2: 1, 1: 1}
 
 
+def test_a_text_the_pass_cannot_take_fails_alone(service: MemoryService, ctx: CallerContext, ns: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass failing otherwise than on a model or the database is run again memory by memory."""
+    shared = coalescer(service, WINDOW_MS)
+    adding = shared_adding(shared)
+    original = adding.prepare
+
+    def failing(memories: list[Any], progress: Any = None) -> Any:
+        if any("explode" in m.input.content for m in memories):
+            raise ValueError("the parser gave up")
+        return original(memories, progress)
+
+    monkeypatch.setattr(adding, "prepare", failing)
+    texts = ["Oslo has a harbour.", "Please explode.", "Lisbon has trams."]
+    results = together([adder(shared, ctx, ns, DocumentInput(content=text)) for text in texts])
+    assert isinstance(results[1], ValueError)
+    assert [r[1] for r in (results[0], results[2])] == [Change.created, Change.created]
+    assert shared.pass_sizes == {3: 1, 1: 3}
+
+
 def test_no_window_adds_each_alone(service: MemoryService, ctx: CallerContext, ns: str) -> None:
     shared = coalescer(service, window_ms=0)
     results = together([adder(shared, ctx, ns, DocumentInput(content=f"Alone {i} in Berlin."))
