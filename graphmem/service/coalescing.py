@@ -3,8 +3,8 @@
 Alone, each remember runs spaCy and the embedder over a batch of one, and concurrent remembers queue for the
 same two cores pass after pass. The coalescer gathers the memories that arrive within
 ``GRAPHMEM_COALESCE_WINDOW_MS`` of the first one waiting (up to ``GRAPHMEM_COALESCE_MAX``), prepares them in
-one pass, and writes each namespace's share in one transaction, the namespaces concurrently. While a pass's
-writes run, the next pass gathers and parses.
+one pass, and writes each namespace's share in one transaction (``WRITERS`` at a time). While a pass runs, the
+next one gathers.
 
 Each caller keeps its own answer and its own errors:
 * access and bounds are checked in the caller's thread before it joins (``Adding.checked``);
@@ -21,7 +21,7 @@ import copy
 import threading
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from itertools import groupby
 
 from graphmem.errors import GraphmemError
@@ -30,7 +30,9 @@ from graphmem.results import Change, Document
 from graphmem.service.adding import Adding, NewMemory, Outcome
 
 IDLE_S = 1.0  # the gathering thread ends after this long without work (and starts again with the next)
-WRITERS = 4  # namespaces of a pass written at once
+# Namespaces of a pass written at once. One: with 16 writers in 16 namespaces, one at a time gave 13.8
+# remembers/s and four at once 10.5 (one run each, docs/benchmarks.md): the engine shares the two cores.
+WRITERS = 1
 Result = Outcome | Exception  # an outcome, or what went wrong with the memory's pass or transaction
 
 
@@ -91,8 +93,9 @@ class Coalescer:
             self._run([(memory, future) for memory, future, _ in taken])
 
     def _run(self, taken: list[tuple[NewMemory, Future[Result]]]) -> None:
-        """A pass's NLP here, then its namespaces' writes in the writing threads, concurrently (as separate
-        remembers would be), while this thread gathers the next pass."""
+        """A pass's NLP here, then its namespaces' writes in the writing threads. The next pass gathers
+        meanwhile and starts once they are done: starting it at once made passes of two memories where waiting
+        made passes of eight, at two thirds of the throughput."""
         try:
             prepared = self._prepared([memory for memory, _ in taken])
             if isinstance(prepared, list):
@@ -100,8 +103,8 @@ class Coalescer:
                     future.set_result(result)
                 return
             ordered = sorted(taken, key=lambda pair: pair[0].namespace)
-            for _, share in groupby(ordered, key=lambda pair: pair[0].namespace):
-                self._writes.submit(self._finish, list(share), prepared)
+            wait([self._writes.submit(self._finish, list(share), prepared)
+                  for _, share in groupby(ordered, key=lambda pair: pair[0].namespace)])
         except BaseException as exc:  # the callers must hear of it, whatever it is
             for _, future in taken:
                 if not future.done():
