@@ -6,7 +6,8 @@ code for minutes (the JIT's compiler threads took most of the engine's CPU in th
 Then four phases, each on fresh namespaces of the same server, in this order:
 
 1. ``idle``: one client remembers ``--idle`` memories one after the other: a lone caller's latency.
-2. ``writers``: ``--writers`` clients (16) each remember one memory at a time, closed loop, for ``--seconds``.
+2. ``writers``: ``--writers`` clients (16) each remember one memory at a time, closed loop, for ``--seconds``,
+   each in its own namespace (``--one-namespace``: all in one; a shared pass writes one transaction a namespace).
 3. ``jobs``: as many memories as the writers got acknowledged, of the same kind, sent as ``POST /v1/jobs`` of 64
    memories by 4 clients at once, timed until every job is done: what batching gives on the same server.
 4. ``mixed``: ``--mixed-writers`` (8) remember while ``--readers`` (8) search (``GET /v1/memories/search``),
@@ -19,7 +20,8 @@ throughput at least 80% of the jobs', remember p95 at most 1 s with 16 writers, 
 mixed phase.
 
     .venv/bin/python benchmarks/concurrency.py [--writers 16] [--readers 8] [--seconds 60] [--json out.json]
-        [--warm-up 60] [--phases idle,writers,jobs,mixed] [--url http://host:port --token ADMIN_TOKEN] [--embedder onnx]
+        [--warm-up 60] [--phases idle,writers,jobs,mixed] [--one-namespace]
+        [--url http://host:port --token ADMIN_TOKEN] [--embedder onnx]
 """
 
 from __future__ import annotations
@@ -104,9 +106,11 @@ async def _closed_loop(run: Run, clients: list[Client], op: str, seconds: float,
     await asyncio.gather(*(loop(client) for client in clients))
 
 
-async def _clients(run: Run, token: str, prefix: str, count: int) -> list[Client]:
-    names = [f"{prefix}-{run.id}-{i:03d}" for i in range(count)]
-    tokens = await _gather_limited([_credential(run, token, ns, ns) for ns in names], 8)
+async def _clients(run: Run, token: str, prefix: str, count: int, shared: bool = False) -> list[Client]:
+    """``count`` clients, each with its own credential, in a namespace each (``shared``: all in one)."""
+    names = [f"{prefix}-{run.id}" if shared else f"{prefix}-{run.id}-{i:03d}" for i in range(count)]
+    tokens = await _gather_limited([_credential(run, token, f"{prefix}-{run.id}-{i:03d}", ns)
+                                    for i, ns in enumerate(names)], 8)
     return [Client(i, ns, t) for i, (ns, t) in enumerate(zip(names, tokens, strict=True))]
 
 
@@ -168,7 +172,7 @@ async def _measure(url: str, token: str, args: argparse.Namespace,
                 await run.remember(client, rng)
 
         async def writers(run: Run) -> None:
-            await _closed_loop(run, await _clients(run, token, "writer", args.writers), "remember",
+            await _closed_loop(run, await _clients(run, token, "writer", args.writers, args.one_namespace), "remember",
                                args.seconds, args.seed)
 
         async def warm_up(run: Run) -> None:
@@ -255,6 +259,8 @@ def main() -> None:
     parser.add_argument("--warm-up", type=float, default=60.0)
     parser.add_argument("--phases", type=lambda text: set(text.split(",")), default=set(PHASES),
                         help="which of idle,writers,jobs,mixed to run (jobs needs writers)")
+    parser.add_argument("--one-namespace", action="store_true",
+                        help="the writers share one namespace (by default each has its own, as load.py's clients)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--url")
     parser.add_argument("--token")
