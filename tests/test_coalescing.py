@@ -116,18 +116,24 @@ def test_one_request_id_from_two_callers_in_one_pass_is_one_request(service: Mem
     assert [m.id for m in service.list_memories(ctx, ns).items] == [created[0].id]
 
 
-def test_a_failed_pass_reaches_its_callers_only(service: MemoryService, ctx: CallerContext, ns: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    shared = coalescer(service, WINDOW_MS)
+def failing_on(shared: Coalescer, word: str, error: Exception, monkeypatch: pytest.MonkeyPatch) -> Adding:
+    """The coalescer's pass fails with ``error`` whenever one of its memories holds ``word``."""
     adding = shared_adding(shared)
     original = adding.prepare
 
     def failing(memories: list[Any], progress: Any = None) -> Any:
-        if any("fail" in m.input.content for m in memories):
-            raise GraphmemError("the pass failed")
+        if any(word in m.input.content for m in memories):
+            raise error
         return original(memories, progress)
 
     monkeypatch.setattr(adding, "prepare", failing)
+    return adding
+
+
+def test_a_failed_pass_reaches_its_callers_only(service: MemoryService, ctx: CallerContext, ns: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = coalescer(service, WINDOW_MS)
+    adding = failing_on(shared, "fail", GraphmemError("the pass failed"), monkeypatch)
     failed = together([adder(shared, ctx, ns, DocumentInput(content=f"Please fail {i}.")) for i in range(2)])
     assert all(isinstance(outcome, GraphmemError) for outcome in failed)
     _, change = shared.add(adding.checked(ctx, ns, DocumentInput(content="The next pass works.")))
@@ -138,15 +144,7 @@ def test_a_text_the_pass_cannot_take_fails_alone(service: MemoryService, ctx: Ca
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A pass failing otherwise than on a model or the database is run again memory by memory."""
     shared = coalescer(service, WINDOW_MS)
-    adding = shared_adding(shared)
-    original = adding.prepare
-
-    def failing(memories: list[Any], progress: Any = None) -> Any:
-        if any("explode" in m.input.content for m in memories):
-            raise ValueError("the parser gave up")
-        return original(memories, progress)
-
-    monkeypatch.setattr(adding, "prepare", failing)
+    failing_on(shared, "explode", ValueError("the parser gave up"), monkeypatch)
     texts = ["Oslo has a harbour.", "Please explode.", "Lisbon has trams."]
     results = together([adder(shared, ctx, ns, DocumentInput(content=text)) for text in texts])
     assert isinstance(results[1], ValueError)
