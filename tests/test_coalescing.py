@@ -67,7 +67,7 @@ def test_concurrent_adds_share_one_pass_and_keep_their_own_answers(service: Memo
              enumerate(["billing", "search", "export", "ingest", "alerting", "payments"])]
     results = together([adder(shared, ctx, namespaces[i % 2], DocumentInput(content=text))
                         for i, text in enumerate(texts)])
-    assert shared.pass_sizes == {6: 1}
+    assert shared.passes() == {6: 1}
     for i, (text, (document, change)) in enumerate(zip(texts, results, strict=True)):
         assert change is Change.created and document.content == text and document.namespace == namespaces[i % 2]
         assert document.fact_count == 1
@@ -91,7 +91,7 @@ def test_one_callers_conflict_or_bad_item_fails_no_other(service: MemoryService,
     assert isinstance(reused, Conflict) and isinstance(too_long, InvalidInput) and isinstance(forbidden, Forbidden)
     assert fresh[1] is Change.created and fresh[0].content == "A fresh note on Lisbon."
     assert same_text[1] is Change.unchanged
-    assert shared.pass_sizes == {3: 1}  # the refused callers never joined the pass
+    assert shared.passes() == {3: 1}  # the refused callers never joined the pass
     assert same_text[0].id == first.id
     assert {memory.id for memory in service.list_memories(ctx, ns).items} == {first.id, fresh[0].id}
 
@@ -104,7 +104,7 @@ def test_one_request_id_from_two_callers_in_one_pass_is_one_request(service: Mem
     texts = ["Ana runs the Oslo office.", "Ana runs the Oslo office.", "Ana left the Oslo office."]
     results = together([adder(shared, ctx, ns, DocumentInput(content=text, request_id="twice-sent"))
                         for text in texts])
-    assert shared.pass_sizes == {3: 1}
+    assert shared.passes() == {3: 1}
     (created,) = [r for r in results if not isinstance(r, Exception) and r[1] is Change.created]
     for text, result in zip(texts, results, strict=True):
         if result is created:
@@ -137,7 +137,7 @@ def test_a_failed_pass_reaches_its_callers_only(service: MemoryService, ctx: Cal
     failed = together([adder(shared, ctx, ns, DocumentInput(content=f"Please fail {i}.")) for i in range(2)])
     assert all(isinstance(outcome, GraphmemError) for outcome in failed)
     _, change = shared.add(adding.checked(ctx, ns, DocumentInput(content="The next pass works.")))
-    assert change is Change.created and shared.pass_sizes == {2: 1, 1: 1}
+    assert change is Change.created and shared.passes() == {2: 1, 1: 1}
 
 
 def test_a_text_the_pass_cannot_take_fails_alone(service: MemoryService, ctx: CallerContext, ns: str,
@@ -149,7 +149,7 @@ def test_a_text_the_pass_cannot_take_fails_alone(service: MemoryService, ctx: Ca
     results = together([adder(shared, ctx, ns, DocumentInput(content=text)) for text in texts])
     assert isinstance(results[1], ValueError)
     assert [r[1] for r in (results[0], results[2])] == [Change.created, Change.created]
-    assert shared.pass_sizes == {3: 1, 1: 3}
+    assert shared.passes() == {3: 1, 1: 3}
 
 
 def test_no_window_adds_each_alone(service: MemoryService, ctx: CallerContext, ns: str) -> None:
@@ -157,7 +157,7 @@ def test_no_window_adds_each_alone(service: MemoryService, ctx: CallerContext, n
     results = together([adder(shared, ctx, ns, DocumentInput(content=f"Alone {i} in Berlin."))
                         for i in range(3)])
     assert all(change is Change.created for _, change in results)
-    assert shared.pass_sizes == {1: 3}
+    assert shared.passes() == {1: 3}
 
 
 def test_a_pass_takes_at_most_its_maximum(service: MemoryService, ctx: CallerContext, ns: str) -> None:
@@ -165,7 +165,7 @@ def test_a_pass_takes_at_most_its_maximum(service: MemoryService, ctx: CallerCon
     results = together([adder(shared, ctx, ns, DocumentInput(content=f"Capped {i} in Madrid."))
                         for i in range(5)])
     assert all(change is Change.created for _, change in results)
-    assert sum(size * n for size, n in shared.pass_sizes.items()) == 5 and max(shared.pass_sizes) == 2
+    assert sum(size * n for size, n in shared.passes().items()) == 5 and max(shared.passes()) == 2
 
 
 @pytest.fixture
@@ -193,19 +193,16 @@ def test_remembers_from_every_front_end_share_a_pass(runtime: Runtime, base_url:
                             headers=headers, timeout=60)
         return str(answer.json()["data"]["remember"]["id"])
 
-    connected = threading.Event()
-
     async def mcp_call() -> str:
         async with mcp_helpers.over_http(f"{base_url}/mcp", token) as client:
-            connected.set()
             result = await client.call_tool("add_memory", {"content": "Via MCP: Lena uses Kafka."})
             assert not result.is_error, mcp_helpers.error_text(result)
             assert result.structured_content is not None
             return str(result.structured_content["id"])
 
-    passes = runtime.service.coalescer.pass_sizes
     ids = together([over_v1, over_graphql, lambda: asyncio.run(mcp_call())])
     assert all(isinstance(i, str) for i in ids), ids
+    passes = runtime.service.coalescer.passes()
     assert len(set(ids)) == 3 and max(passes) >= 2, passes
     ctx = CallerContext.for_namespaces(ns)
     assert {m.id for m in runtime.service.list_memories(ctx, ns).items} == set(ids)

@@ -3,8 +3,7 @@
 Alone, each remember runs spaCy and the embedder over a batch of one, and concurrent remembers queue for the
 same two cores pass after pass. The coalescer gathers the memories that arrive within
 ``GRAPHMEM_COALESCE_WINDOW_MS`` of the first one waiting (up to ``GRAPHMEM_COALESCE_MAX``), prepares them in
-one pass, and writes each namespace's share in one transaction (``WRITERS`` at a time). While a pass runs, the
-next one gathers.
+one pass, and writes each namespace's share in one transaction. While a pass runs, the next one gathers.
 
 Each caller keeps its own answer and its own errors:
 * access and bounds are checked in the caller's thread before it joins (``Adding.checked``);
@@ -21,19 +20,16 @@ import copy
 import threading
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from itertools import groupby
 
 from graphmem.errors import GraphmemError
 from graphmem.ingest.pipeline import PreparedDocument
 from graphmem.results import Change, Document
-from graphmem.service.adding import Adding, NewMemory, Outcome
+from graphmem.service.adding import Adding, NewMemory
 
 IDLE_S = 1.0  # the gathering thread ends after this long without work (and starts again with the next)
-# Namespaces of a pass written at once. One: with 16 writers in 16 namespaces, one at a time gave 13.8
-# remembers/s and four at once 10.5 (one run each, docs/benchmarks.md): the engine shares the two cores.
-WRITERS = 1
-Result = Outcome | Exception  # an outcome, or what went wrong with the memory's pass or transaction
+Result = tuple[Document, Change] | Exception  # a memory's outcome, or what went wrong with it, its pass or its write
 
 
 class Coalescer:
@@ -45,8 +41,7 @@ class Coalescer:
         self._waiting: list[tuple[NewMemory, Future[Result], float]] = []  # with its arrival (monotonic)
         self._ready = threading.Condition()
         self._worker: threading.Thread | None = None
-        self._writes = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="graphmem-coalesced-write")
-        self.pass_sizes: Counter[int] = Counter()  # memories per pass → passes
+        self._pass_sizes: Counter[int] = Counter()  # memories per pass → passes
 
     def add(self, memory: NewMemory) -> tuple[Document, Change]:
         """``memory`` added in the next pass (at once, without a window); its outcome alone."""
@@ -73,7 +68,7 @@ class Coalescer:
     def passes(self) -> dict[int, int]:
         """Memories per pass → how many passes took that many, since start (``/metrics``)."""
         with self._ready:
-            return dict(self.pass_sizes)
+            return dict(self._pass_sizes)
 
     def _gather(self) -> None:
         """Take what waits: once the first waiting memory has waited the window since it arrived (memories that
@@ -93,38 +88,35 @@ class Coalescer:
             self._run([(memory, future) for memory, future, _ in taken])
 
     def _run(self, taken: list[tuple[NewMemory, Future[Result]]]) -> None:
-        """A pass's NLP here, then its namespaces' writes in the writing threads. The next pass gathers
-        meanwhile and starts once they are done: starting it at once made passes of two memories where waiting
-        made passes of eight, at two thirds of the throughput."""
         try:
-            prepared = self._prepared([memory for memory, _ in taken])
-            if isinstance(prepared, list):
-                for (_, future), result in zip(taken, prepared, strict=True):
-                    future.set_result(result)
-                return
-            ordered = sorted(taken, key=lambda pair: pair[0].namespace)
-            wait([self._writes.submit(self._finish, list(share), prepared)
-                  for _, share in groupby(ordered, key=lambda pair: pair[0].namespace)])
-        except BaseException as exc:  # the callers must hear of it, whatever it is
-            for _, future in taken:
-                if not future.done():
-                    future.set_exception(copy.copy(exc))
-
-    def _finish(self, share: list[tuple[NewMemory, Future[Result]]], prepared: dict[str, PreparedDocument]) -> None:
-        try:
-            results = self._write([memory for memory, _ in share], prepared)
+            results = self._pass([memory for memory, _ in taken])
         except BaseException as exc:  # an interrupt: the callers must still hear
-            for _, future in share:
+            for _, future in taken:
                 future.set_exception(copy.copy(exc))
             return
-        for (_, future), result in zip(share, results, strict=True):
+        for (_, future), result in zip(taken, results, strict=True):
             future.set_result(result)
+
+    def _pass(self, memories: list[NewMemory]) -> list[Result]:
+        """One NLP pass, then each namespace's share in its own transaction, one after the other (four at once
+        gave 10.5 remembers/s against 13.8 with 16 writers in 16 namespaces, one run each: the engine shares
+        the two cores). The next pass gathers meanwhile and starts once they are done: starting it at once made
+        passes of two memories where waiting made passes of eight, at two thirds of the throughput."""
+        prepared = self._prepared(memories)
+        if isinstance(prepared, list):
+            return prepared
+        results: dict[int, Result] = {}
+        order = sorted(range(len(memories)), key=lambda i: memories[i].namespace)
+        for _, group in groupby(order, key=lambda i: memories[i].namespace):
+            positions = list(group)
+            results.update(zip(positions, self._write([memories[i] for i in positions], prepared), strict=True))
+        return [results[i] for i in range(len(memories))]
 
     def _prepared(self, memories: list[NewMemory]) -> dict[str, PreparedDocument] | list[Result]:
         """The pass's NLP work, or each memory's result when it failed. An error is each caller's own copy (one
         exception raised in many threads would gather all their tracebacks)."""
         with self._ready:
-            self.pass_sizes[len(memories)] += 1
+            self._pass_sizes[len(memories)] += 1
         try:
             return self._adding.prepare(memories)
         except GraphmemError as exc:  # models or database: the same for every memory of the pass
@@ -133,8 +125,7 @@ class Coalescer:
             return [exc] if len(memories) == 1 else [self._alone(memory) for memory in memories]
 
     def _alone(self, memory: NewMemory) -> Result:
-        prepared = self._prepared([memory])
-        return prepared[0] if isinstance(prepared, list) else self._write([memory], prepared)[0]
+        return self._pass([memory])[0]
 
     def _write(self, memories: list[NewMemory], prepared: dict[str, PreparedDocument]) -> list[Result]:
         """One namespace's share in one transaction; a failed transaction is each of its callers' error."""
