@@ -15,6 +15,7 @@ from graphmem.model import (
     CallerContext,
     DocumentInput,
     DocumentListOptions,
+    TripleQuery,
     UpdateInput,
     View,
     parse,
@@ -135,3 +136,11 @@ def test_error_lists_every_problem(service: MemoryService, ctx: CallerContext, n
     with pytest.raises(InvalidInput) as raised:
         parse(DocumentInput, {"content": " ", "title": "t" * 501})
     assert "content" in raised.value.message and "title" in raised.value.message
+
+
+@pytest.mark.parametrize("part", ["subject", "object", "term"])
+def test_triple_parts_are_bounded_as_entity_names(part: str) -> None:
+    """A triple's parts are entity names: 200 characters at most on every front end (MCP's tool says so too)."""
+    assert getattr(TripleQuery(**{part: "x" * 200}), part) == "x" * 200
+    with pytest.raises(ValidationError):
+        TripleQuery(**{part: "x" * 201})

@@ -89,13 +89,17 @@ class EntitySearchRequest(Input):
     cursor: Cursor = None
 
 
-class TripleQuery(Input):
-    """Triples by subject, predicate (matched as a verb lemma), object or a free term; at least one."""
+EntityName = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
 
-    subject: Phrase | None = None
+
+class TripleQuery(Input):
+    """Triples by subject, predicate (matched as a verb lemma), object or a free term; at least one. The parts
+    are entity names, bounded as one."""
+
+    subject: EntityName | None = None
     predicate: Annotated[str, Field(strict=True, min_length=1, max_length=100)] | None = None
-    object: Phrase | None = None
-    term: Phrase | None = None
+    object: EntityName | None = None
+    term: EntityName | None = None
     negated: Annotated[bool | None, Field(strict=True)] = None
     namespaces: Namespaces = None
     limit: Limit = 10
@@ -207,7 +211,6 @@ class ExportFormat(StrEnum):
 
 # ---- entities and paths ------------------------------------------------------------------------------------
 
-EntityName = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
 ListedItems = Annotated[int, Field(strict=True), within(0, 100)]
 Hops = Annotated[int, Field(strict=True), within(1, 4)]
 
