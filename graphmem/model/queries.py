@@ -16,7 +16,6 @@ from graphmem.model.fields import (
     Input,
     Namespaces,
     PathFilter,
-    Phrase,
     QueryText,
     within,
 )
