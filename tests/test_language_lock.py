@@ -37,7 +37,7 @@ class CountingLock:
 def drawn(lock: TurnLock, tickets: int) -> None:
     """Wait until ``tickets`` callers have drawn their tickets: the holder and those now waiting."""
     deadline = time.monotonic() + 10
-    while lock._next < tickets and time.monotonic() < deadline:
+    while lock.drawn < tickets and time.monotonic() < deadline:
         time.sleep(0.001)
 
 

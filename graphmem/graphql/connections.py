@@ -15,7 +15,7 @@ import strawberry
 from graphmem.errors import InvalidInput, Names
 from graphmem.graphql.context import Info
 from graphmem.graphql.errors import ArgumentNames
-from graphmem.graphql.inputs import PAGE, VIEW, PathMatch, millis, view_values
+from graphmem.graphql.inputs import PAGE, VIEW, PathMatch, millis, present, view_values
 from graphmem.graphql.types import Entity, Fact, Memory
 from graphmem.model import (
     OWN_NAMESPACE,
@@ -182,10 +182,6 @@ def _page_info(next_cursor: str | None) -> PageInfo:
     return PageInfo(end_cursor=next_cursor, has_next_page=next_cursor is not None)
 
 
-def _present(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
 @strawberry.type
 class Connections:
     """The list queries, mixed into ``Query``."""
@@ -200,11 +196,11 @@ class Connections:
                        namespace: Namespace = None) -> MemoryConnection:
         ctx, _ = info.context.reading(namespace)
         w = where or MemoryWhere()
-        options = parse_input(DocumentListOptions, _present({
+        options = parse_input(DocumentListOptions, present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
             "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
-            "where": _present({
+            "where": present({
                 "ids": w.id.values("id") if w.id else None, "chain_id": _eq_only("chainId", w.chain_id),
                 "title": w.title.eq if w.title else None,
                 "title_contains": w.title.contains if w.title else None,
@@ -227,11 +223,11 @@ class Connections:
                     namespace: Namespace = None) -> FactConnection:
         ctx, _ = info.context.reading(namespace)
         w = where or FactWhere()
-        options = parse_input(FactListOptions, _present({
+        options = parse_input(FactListOptions, present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
             "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
-            "where": _present({
+            "where": present({
                 "memory_ids": w.memory_id.values("memoryId") if w.memory_id else None,
                 "entity_id": _eq_only("entityId", w.entity_id),
                 "text_contains": w.text.contains if w.text else None,
@@ -255,11 +251,11 @@ class Connections:
                        include_forgotten: bool = False, namespace: Namespace = None) -> EntityConnection:
         ctx, _ = info.context.reading(namespace)
         w = where or EntityWhere()
-        options = parse_input(EntityListOptions, _present({
+        options = parse_input(EntityListOptions, present({
             "limit": first, "cursor": after, "sort": sort.value, "item_cursors": True,
             "view": view_values(as_of, include_superseded, include_forgotten),
             "path": w.path.value() if w.path else None,
-            "where": _present({
+            "where": present({
                 "ids": w.id.values("id") if w.id else None,
                 "name": w.name.eq if w.name else None,
                 "name_contains": w.name.contains if w.name else None,

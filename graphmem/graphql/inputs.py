@@ -101,6 +101,11 @@ else:
     SearchFilters, GraphCaps = _filters, _caps
 
 
+def present(values: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a caller gave (GraphQL's None is "not given"): the model's defaults fill the rest."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def view_values(as_of: datetime | None, include_superseded: bool, include_forgotten: bool) -> dict[str, Any]:
     """The view arguments of a field as the service's ``View``."""
     return {"as_of": millis(as_of), "include_superseded": include_superseded, "include_forgotten": include_forgotten}

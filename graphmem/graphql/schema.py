@@ -57,6 +57,7 @@ from graphmem.graphql.inputs import (
     GraphSeed,
     PathMatch,
     SearchFilters,
+    present,
     view_values,
 )
 from graphmem.graphql.subscriptions import OverWebSocketOnly, Subscription
@@ -85,10 +86,6 @@ from graphmem.model.assertions import (
     ObservationsDelete,
     RelationsChange,
 )
-
-
-def _present(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
 
 
 @strawberry.type
@@ -127,7 +124,7 @@ class Query(Connections):
     async def entity(self, info: Info, id: strawberry.ID | None = None, name: str | None = None,
                      namespace: OwnNamespace = None) -> Entity:
         ctx, ns = info.context.scope(namespace)
-        lookup = parse(EntityLookup, _present({"id": id, "name": name, "facts": 0, "neighbours": 0}))
+        lookup = parse(EntityLookup, present({"id": id, "name": name, "facts": 0, "neighbours": 0}))
         found = await info.context.call(info.context.service.get_entity, ctx, ns, lookup)
         return Entity(id=strawberry.ID(found.id), name=found.name, type=found.type, namespace=ns)
 
@@ -143,7 +140,7 @@ class Query(Connections):
         service = info.context.service
         view = view_values(as_of, include_superseded, include_forgotten)
         if target is SearchTarget.ENTITIES:
-            entity_request = parse(EntitySearchRequest, _present({
+            entity_request = parse(EntitySearchRequest, present({
                 "query": query, "limit": first, "explain": explain, "namespaces": names, "view": view,
                 **(filters.values() if filters else {})}))  # entities take path only: the model refuses the rest
             entities = await info.context.call(service.search_entities, ctx, entity_request)
@@ -152,7 +149,7 @@ class Query(Connections):
                 node=Entity(id=strawberry.ID(hit.id), name=hit.name, type=hit.type, namespace=hit.namespace,
                             view=entity_request.view))
                 for rank, hit in enumerate(entities.items, start=1)])
-        request = parse(SearchRequest, _present({"query": query, "limit": first, "explain": explain,
+        request = parse(SearchRequest, present({"query": query, "limit": first, "explain": explain,
                                                  "namespaces": names, "view": view,
                                                  **(filters.values() if filters else {})}))
         if target is SearchTarget.FACTS:
@@ -169,7 +166,7 @@ class Query(Connections):
                       include_forgotten: bool = False, first: int = 10, after: str | None = None,
                       namespace: Namespace = None) -> TripleConnection:
         ctx, names = info.context.reading(namespace)
-        query = parse(TripleQuery, _present({"subject": subject, "predicate": predicate, "object": object,
+        query = parse(TripleQuery, present({"subject": subject, "predicate": predicate, "object": object,
                                              "term": term, "negated": negated, "limit": first, "cursor": after,
                                              "path": path.value() if path else None, "namespaces": names,
                                              "view": view_values(as_of, include_superseded, include_forgotten)}))
@@ -200,7 +197,7 @@ class Query(Connections):
                                     "coverage are then null)")] = True,
                     namespace: Namespace = None) -> EvidenceGraph:
         ctx, _ = info.context.reading(namespace)
-        request = parse(ExportRequest, _present({"seed": seed.value(), "caps": caps.values() if caps else None,
+        request = parse(ExportRequest, present({"seed": seed.value(), "caps": caps.values() if caps else None,
                                                  "cursor": after,
                                                  "view": view_values(as_of, include_superseded, include_forgotten),
                                                  "count_reachable": count_reachable}))
@@ -220,7 +217,7 @@ class Query(Connections):
     async def history(self, info: Info, id: strawberry.ID, first: int = 100, after: str | None = None,
                       namespace: Namespace = None) -> HistoryPage:
         ctx, _ = info.context.reading(namespace)
-        options = parse(HistoryOptions, _present({"limit": first, "cursor": after}),
+        options = parse(HistoryOptions, present({"limit": first, "cursor": after}),
                         info.context.runtime.settings.limits)
         page = await info.context.call(info.context.service.history, ctx, str(id), options)
         return HistoryPage(items=[Memory.from_result(v) for v in page.items], next_cursor=page.next_cursor)
@@ -237,7 +234,7 @@ class Query(Connections):
     async def handoffs(self, info: Info, first: int = 100, after: str | None = None,
                        namespace: OwnNamespace = None) -> HandoffPage:
         ctx, ns = info.context.scope(namespace)
-        options = parse(HandoffListOptions, _present({"limit": first, "cursor": after}))
+        options = parse(HandoffListOptions, present({"limit": first, "cursor": after}))
         page = await info.context.call(info.context.service.list_handoffs, ctx, ns, options)
         return HandoffPage(items=[HandoffType.from_result(h) for h in page.items], next_cursor=page.next_cursor)
 
@@ -268,7 +265,7 @@ class Mutation:
                        async_: Annotated[bool, strawberry.argument(name="async")] = False,
                        namespace: OwnNamespace = None) -> Remembered:
         ctx, ns = info.context.scope(namespace)
-        item = parse(DocumentInput, _present({"content": content, "title": title, "path": path, "metadata": metadata,
+        item = parse(DocumentInput, present({"content": content, "title": title, "path": path, "metadata": metadata,
                                               "request_id": request_id}), info.context.runtime.settings.limits)
         service = info.context.service
         if async_:
@@ -281,7 +278,7 @@ class Mutation:
                             expected_version: int | None = None, request_id: str | None = None,
                             namespace: Namespace = None) -> Memory:
         ctx, _ = info.context.reading(namespace)
-        update = parse(UpdateInput, _present({"content": content, "title": title, "metadata": metadata, "path": path,
+        update = parse(UpdateInput, present({"content": content, "title": title, "metadata": metadata, "path": path,
                                               "expected_version": expected_version, "request_id": request_id}),
                        info.context.runtime.settings.limits)
         changed = await info.context.call(info.context.service.update_memory, ctx, str(id), update)
@@ -291,7 +288,7 @@ class Mutation:
     async def forget_memory(self, info: Info, id: strawberry.ID, mode: ForgetModeType = ForgetModeType.SOFT,
                             request_id: str | None = None, namespace: Namespace = None) -> ForgetResultType:
         ctx, _ = info.context.reading(namespace)
-        request = parse(ForgetRequest, _present({"mode": ForgetMode(mode.value), "request_id": request_id}))
+        request = parse(ForgetRequest, present({"mode": ForgetMode(mode.value), "request_id": request_id}))
         result = await info.context.call(info.context.service.forget, ctx, str(id), request)
         return ForgetResultType(id=strawberry.ID(result.id), chain_id=result.chain_id, mode=result.mode.value,
                                 memories=result.documents, facts=result.facts)
@@ -307,7 +304,7 @@ class Mutation:
                            next_steps: list[str] | None = None, references: list[str] | None = None,
                            namespace: OwnNamespace = None) -> HandoffType:
         ctx, ns = info.context.scope(namespace)
-        handoff = parse(HandoffInput, _present({
+        handoff = parse(HandoffInput, present({
             "project": project, "goal": goal, "summary": summary, "expected_version": expected_version,
             "request_id": request_id, "decisions": decisions, "next_steps": next_steps, "references": references}))
         return HandoffType.from_result(await info.context.call(info.context.service.save_handoff, ctx, ns, handoff))
@@ -320,7 +317,7 @@ class Mutation:
     async def create_entities(self, info: Info, entities: list[EntityInput], request_id: str | None = None,
                               namespace: OwnNamespace = None) -> list[StatedEntity]:
         ctx, ns = info.context.scope(namespace)
-        body = parse(EntitiesCreate, _present({"entities": entities_body(entities), "request_id": request_id}))
+        body = parse(EntitiesCreate, present({"entities": entities_body(entities), "request_id": request_id}))
         made = await info.context.call(info.context.service.create_entities, ctx, ns, body)
         return [StatedEntity(name=e.name, type=e.type, observations=e.observations) for e in made.result]
 
@@ -328,7 +325,7 @@ class Mutation:
     async def create_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
                                namespace: OwnNamespace = None) -> RelationsCreatedType:
         ctx, ns = info.context.scope(namespace)
-        body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
+        body = parse(RelationsChange, present({"relations": relations_body(relations), "request_id": request_id}))
         made = await info.context.call(info.context.service.create_relations, ctx, ns, body)
         return RelationsCreatedType(created=[StatedRelation.of(r) for r in made.result],
                                     skipped=[StatedRelation.of(r) for r in made.skipped])
@@ -337,7 +334,7 @@ class Mutation:
     async def add_observations(self, info: Info, observations: list[ObservationInput], request_id: str | None = None,
                                namespace: OwnNamespace = None) -> list[ObservationsAddedType]:
         ctx, ns = info.context.scope(namespace)
-        body = parse(ObservationsAdd, _present({"observations": observations_body(observations),
+        body = parse(ObservationsAdd, present({"observations": observations_body(observations),
                                                 "request_id": request_id}))
         added = await info.context.call(info.context.service.add_observations, ctx, ns, body)
         return [ObservationsAddedType.of(item) for item in added.result]
@@ -346,14 +343,14 @@ class Mutation:
     async def delete_entities(self, info: Info, entity_names: list[str], request_id: str | None = None,
                               namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
-        body = parse(EntitiesDelete, _present({"entityNames": entity_names, "request_id": request_id}))
+        body = parse(EntitiesDelete, present({"entityNames": entity_names, "request_id": request_id}))
         return (await info.context.call(info.context.service.delete_entities, ctx, ns, body)).result
 
     @strawberry.mutation(description="forget observations of entities, by their exact text")
     async def delete_observations(self, info: Info, deletions: list[ObservationInput], request_id: str | None = None,
                                   namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
-        body = parse(ObservationsDelete, _present({"deletions": observations_body(deletions),
+        body = parse(ObservationsDelete, present({"deletions": observations_body(deletions),
                                                    "request_id": request_id}))
         return (await info.context.call(info.context.service.delete_observations, ctx, ns, body)).result
 
@@ -361,7 +358,7 @@ class Mutation:
     async def delete_relations(self, info: Info, relations: list[RelationInput], request_id: str | None = None,
                                namespace: OwnNamespace = None) -> str:
         ctx, ns = info.context.scope(namespace)
-        body = parse(RelationsChange, _present({"relations": relations_body(relations), "request_id": request_id}))
+        body = parse(RelationsChange, present({"relations": relations_body(relations), "request_id": request_id}))
         return (await info.context.call(info.context.service.delete_relations, ctx, ns, body)).result
 
 

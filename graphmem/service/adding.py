@@ -26,6 +26,7 @@ from graphmem.service.documents import Documents
 from graphmem.service.shared import Core, check_same_request, fetch_document
 from graphmem.store.driver import Tx
 
+JOB_POLL_S = 0.25  # how often watching a job reads its status
 AfterWrite = Callable[[Tx, list[Document]], None]  # runs inside the add's transaction (a job's done mark)
 
 
@@ -181,7 +182,7 @@ class Adding:
         """A job of a namespace the caller can read; any other id is not found."""
         return get_job(self.core.store, ctx, check_id(job_id))
 
-    async def watch(self, ctx: CallerContext, job_id: str, poll_s: float) -> AsyncIterator[JobInfo]:
+    async def watch(self, ctx: CallerContext, job_id: str, poll_s: float = JOB_POLL_S) -> AsyncIterator[JobInfo]:
         """The job now, then again each time its state changes, ending with the state it ends in (done or
         failed). Its status is read every ``poll_s`` seconds in a worker thread (the driver blocks)."""
         seen: tuple[object, ...] | None = None

@@ -106,7 +106,7 @@ from graphmem.results.knowledge import (
 )
 from graphmem.results.tokens import GraphResult
 from graphmem.service.access import within_bound
-from graphmem.service.adding import Adding, AfterWrite
+from graphmem.service.adding import JOB_POLL_S, Adding, AfterWrite
 from graphmem.service.assertions import Assertions
 from graphmem.service.coalescing import Coalescer
 from graphmem.service.documents import Documents
@@ -122,7 +122,6 @@ from graphmem.service.shared import Core
 from graphmem.store.driver import GraphStore
 
 log = logging.getLogger(__name__)
-JOB_POLL_S = 0.25  # how often watch_job reads a job's status
 
 
 class MemoryService:
