@@ -83,6 +83,15 @@ def test_list_search_recall_and_paging(client: TestClient, auth: Headers) -> Non
     assert context["answer_status"] in ("found", "no_confirmed_answer") and "Kafka" in context["context_text"]
 
 
+@pytest.mark.parametrize(("seed", "missing"), [("query", "query"), ("document", "id"), ("entity", "id"),
+                                                ("ids", "ids")])
+def test_a_graph_seed_without_its_value_names_that_parameter(client: TestClient, auth: Headers, seed: str,
+                                                             missing: str) -> None:
+    answer = client.get("/v1/graph", params={"seed": seed}, headers=auth)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["details"]["fields"] == [missing], answer.json()
+
+
 def test_graph_entities_triples_jobs_handoffs(client: TestClient, auth: Headers) -> None:
     remember(client, auth, "Marcus likes Kafka. Priya Raman leads Project Falcon.")
     entities = client.get("/v1/entities/search", params={"query": "Kafka"}, headers=auth).json()

@@ -13,7 +13,7 @@ from graphmem.http.params import as_query
 from graphmem.http.schemas import GraphOut
 from graphmem.model import EntitySearchRequest, ExportCaps, ExportFormat, ExportRequest, TripleQuery, View, parse
 from graphmem.model.flat import flat_names, flattened
-from graphmem.model.queries import seed_of
+from graphmem.model.queries import SEED_VALUES
 from graphmem.results import EntityPage, TriplePage
 
 router = APIRouter(prefix="/v1", tags=["graph"], route_class=NamedRoute)
@@ -67,8 +67,8 @@ def graph(caller: Read, seed: Literal["query", "document", "entity", "ids"], cap
     """One page of the bounded evidence graph around a seed, with how complete it is (``totalDocuments``,
     ``truncated``, ``unavailableDocuments``, ``coverage``) and the next page's cursor."""
     ctx, _ = caller.reading(scope)
-    seed_value = seed_of({seed: {"query": query, "ids": ids or []}.get(seed, id)})
-    request = parse(ExportRequest, {
+    seed_value = {"kind": seed, SEED_VALUES[seed]: {"query": query, "ids": ids}.get(seed, id)}
+    request = parse(ExportRequest, {  # a seed without its value is refused naming that parameter
         "seed": seed_value, "cursor": cursor, "view": view, "count_reachable": count_reachable, "caps": caps})
     service = caller.runtime.service
     result = service.export(ctx, scope, request)
