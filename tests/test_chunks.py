@@ -28,7 +28,6 @@ from graphmem.runtime import Runtime
 from graphmem.search.documents import _evidence
 from graphmem.search.retrieve import CHUNKS, fulltext_ranked, vector_ranked
 from graphmem.service import MemoryService
-from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.views import filter_params, view_params
 from helpers import graph_driver, query
@@ -99,8 +98,7 @@ def test_chunk_signals_obey_views_forgetting_redaction_filters_and_namespaces(
         def read(tx: Tx) -> set[str]:
             if signal == "vector":
                 return {c.id for c in vector_ranked(tx, dialect, CHUNKS, params, 20)}
-            return {c.id for c in fulltext_ranked(tx, dialect, "chunks_fulltext_search", SearchIndex.chunk_text,
-                                                  params, "winter freeze", 20)}
+            return {c.id for c in fulltext_ranked(tx, dialect, CHUNKS, params, "winter freeze", 20)}
         return runtime.store.read(read)
 
     assert found() == {v2, kept}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import uuid
+from typing import Any
 
 import neo4j
 import pytest
@@ -18,6 +19,7 @@ from graphmem.search.hybrid import _graph_candidates
 from graphmem.search.retrieve import fulltext_candidates, vector_candidates
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
+from graphmem.store.names import StatementName
 from graphmem.store.views import filter_params, view_params
 from helpers import query
 
@@ -107,14 +109,29 @@ def test_graph_expansion_holds_the_views(runtime: Runtime, service: MemoryServic
     assert len(expanded(View(include_superseded=True, include_forgotten=True))) == 3
 
 
-def test_full_text_finds_a_small_namespace_under_a_common_term(runtime: Runtime, graph: neo4j.Driver,
-                                                                ns: str) -> None:
+@pytest.mark.parametrize("path", ["widest_at_once", "widening"])
+def test_full_text_finds_a_small_namespace_under_a_common_term(runtime: Runtime, graph: neo4j.Driver, ns: str,
+                                                                monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """A namespace small enough to scan asks the index for its widest k in one statement; a larger one
+    widens step by step. Both find the few facts a crowd elsewhere outranks."""
     rng = random.Random(7)
     crowd = [_unit(rng, [1.0] * 384, 0.5) for _ in range(300)]
     _plant(graph, f"{ns}-crowd", crowd, "kafka kafka kafka topic")  # ranks above ours for "kafka"
     mine = _plant(graph, ns, crowd[:2], "kafka topic of the small team")
+    if path == "widening":
+        monkeypatch.setattr(retrieve, "FACTS", dataclasses.replace(retrieve.FACTS, scan_max=0))
+    sent: list[str] = []
+    run = Tx.run
+
+    def counted(tx: Tx, name: StatementName, /, **params: Any) -> list[dict[str, Any]]:
+        sent.append(name)
+        return run(tx, name, **params)
+
+    monkeypatch.setattr(Tx, "run", counted)
 
     def read(tx: Tx) -> list[str]:
         return [c.id for c in fulltext_candidates(tx, runtime.store.dialect, [ns], View(), "kafka", 5)]
 
     assert sorted(runtime.store.read(read)) == sorted(mine)
+    searches = sent.count("facts_fulltext_search")
+    assert searches == 1 if path == "widest_at_once" else searches > 1

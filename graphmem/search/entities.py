@@ -15,8 +15,8 @@ from graphmem.model import EntitySearchRequest
 from graphmem.results import EntityHit, Signal
 from graphmem.search.fuse import rrf
 from graphmem.search.lucene import escape_lucene
-from graphmem.search.retrieve import ENTITIES, Candidate, ranked, vector_ranked, widening
-from graphmem.store.dialect import Dialect, SearchIndex
+from graphmem.search.retrieve import ENTITIES, Candidate, fulltext_ranked, vector_ranked
+from graphmem.store.dialect import Dialect
 from graphmem.store.driver import Tx
 from graphmem.store.views import path_params, view_params
 
@@ -35,11 +35,8 @@ def search_entities(tx: Tx, dialect: Dialect, namespaces: list[str], vector: lis
     params: dict[str, Any] = {"namespaces": namespaces, "vector": vector, **view_params(request.view),
                               **path_params(request.path)}
     lists = {Signal.vector: vector_ranked(tx, dialect, ENTITIES, params, pool)}
-    query = escape_lucene(request.query)
-    if query is not None:
-        rows = widening(tx, "entities_name_search", dialect.index_name(SearchIndex.entity_name),
-                        {**params, "query": query}, pool)
-        lists[Signal.name] = ranked(rows)
+    if escape_lucene(request.query) is not None:
+        lists[Signal.name] = fulltext_ranked(tx, dialect, ENTITIES, params, request.query, pool)
         aliased = tx.run("entities_by_alias", alias_keys=alias_keys(namespaces, [request.query]), limit=pool, **params)
         if aliased:
             lists[Signal.alias] = [Candidate(row["id"], 1.0, 1) for row in aliased]

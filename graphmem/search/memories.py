@@ -25,7 +25,7 @@ from typing import Any
 from graphmem.results import Signal
 from graphmem.search.fuse import rrf
 from graphmem.search.retrieve import CHUNKS, Candidate, fulltext_ranked, vector_ranked
-from graphmem.store.dialect import Dialect, SearchIndex
+from graphmem.store.dialect import Dialect
 from graphmem.store.driver import Tx
 
 MEMORY_WEIGHTS = {Signal.memory_vector: 1.0, Signal.memory_fulltext: 0.4, Signal.facts: 1.0,
@@ -41,8 +41,7 @@ def memory_candidates(tx: Tx, dialect: Dialect, params: dict[str, Any], text: st
     """Memories ranked by their best chunk, by vector and by full text. ``params`` holds the namespaces, the
     query vector, the view and the filter parameters."""
     return {Signal.memory_vector: vector_ranked(tx, dialect, CHUNKS, params, vector_limit),
-            Signal.memory_fulltext: fulltext_ranked(tx, dialect, "chunks_fulltext_search", SearchIndex.chunk_text,
-                                                    params, text, fulltext_limit)}
+            Signal.memory_fulltext: fulltext_ranked(tx, dialect, CHUNKS, params, text, fulltext_limit)}
 
 
 def with_context(tx: Tx, params: dict[str, Any], lists: MemoryLists) -> MemoryLists:

@@ -6,7 +6,9 @@
   so a 10-fact namespace inside 100k other facts still finds its hits.
 * Full-text: user text is Lucene-escaped; when nothing searchable is left the signal is skipped, never
   sent. The index is post-filtered too, and widens the same way, so a term common in other namespaces
-  still finds the caller's few facts.
+  still finds the caller's few facts. A namespace small enough to be scanned exactly asks the index for
+  its widest ``k`` at once: it seldom holds ``limit`` matches, so the narrower requests only ever led to
+  the widest one, and each request costs a statement.
 
 Each candidate carries its signal's score and rank; ties break by id so results are deterministic.
 """
@@ -42,31 +44,37 @@ def ranked(rows: list[dict[str, Any]], score_key: str = "score",
 
 
 @dataclass(frozen=True)
-class VectorTarget:
-    """The named statements and index of one embedded label (facts or entities)."""
+class Target:
+    """The named statements and indexes of one searched label (facts, chunks or entities)."""
 
     count: StatementName
     scan: StatementName
     search: StatementName
     index: SearchIndex
+    text_search: StatementName
+    text_index: SearchIndex
     scan_max: int = EXACT_SCAN_MAX_FACTS  # exact scan at or below this many items in the namespaces
 
+    def is_small(self, tx: Tx, namespaces: list[str]) -> bool:
+        """Whether the namespaces hold few enough items to scan them exactly (``namespace_size``)."""
+        return namespace_size(tx, self.count, namespaces, self.scan_max) <= self.scan_max
 
-FACTS = VectorTarget("facts_count", "facts_vector_scan", "facts_vector_search", SearchIndex.fact_embedding)
-ENTITIES = VectorTarget("entities_count", "entities_vector_scan", "entities_vector_search",
-                        SearchIndex.entity_embedding)
+
+FACTS = Target("facts_count", "facts_vector_scan", "facts_vector_search", SearchIndex.fact_embedding,
+               "facts_fulltext_search", SearchIndex.fact_text)
+ENTITIES = Target("entities_count", "entities_vector_scan", "entities_vector_search", SearchIndex.entity_embedding,
+                  "entities_name_search", SearchIndex.entity_name)
 # Chunks scan up to 500 (~10 ms): at 10k facts a namespace holds ~1,100 chunks, which scanned in 22 ms against
 # 7 ms through the index (benchmarks/search.py); facts keep the larger bound, their signal is the primary one.
-CHUNKS = VectorTarget("chunks_count", "chunks_vector_scan", "chunks_vector_search", SearchIndex.chunk_embedding,
-                      scan_max=500)
+CHUNKS = Target("chunks_count", "chunks_vector_scan", "chunks_vector_search", SearchIndex.chunk_embedding,
+                "chunks_fulltext_search", SearchIndex.chunk_text, scan_max=500)
 
 
-def vector_ranked(tx: Tx, dialect: Dialect, target: VectorTarget, params: dict[str, Any],
-                  limit: int) -> list[Candidate]:
+def vector_ranked(tx: Tx, dialect: Dialect, target: Target, params: dict[str, Any], limit: int) -> list[Candidate]:
     """The ``limit`` nearest items: an exact scan at or below ``target.scan_max`` items in the caller's
     namespaces, else the index, widened while the filters inside the statement leave fewer than ``limit``."""
     params = {**params, "limit": limit}
-    if namespace_size(tx, target.count, params["namespaces"], target.scan_max) <= target.scan_max:
+    if target.is_small(tx, params["namespaces"]):
         return ranked(tx.run(target.scan, **params), "raw", dialect.cosine_score)
     return ranked(widening(tx, target.search, dialect.index_name(target.index), params, limit))
 
@@ -83,12 +91,13 @@ def namespace_size(tx: Tx, statement: StatementName, namespaces: list[str], scan
     return int(size)
 
 
-def widening(tx: Tx, statement: StatementName, index: str, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+def widening(tx: Tx, statement: StatementName, index: str, params: dict[str, Any], limit: int,
+             widest: bool = False) -> list[dict[str, Any]]:
     """Run an index statement that post-filters the index's top ``k``: over-fetch, and widen ``k`` while the
-    filters leave fewer than ``limit`` rows, up to ``MAX_INDEX_K``. A query whose terms are rare costs
-    little to widen (the index has few hits to give); one that is common elsewhere but rare in the caller's
-    namespaces is exactly the case that needs it."""
-    k = max(limit * OVERFETCH, 50)
+    filters leave fewer than ``limit`` rows, up to ``MAX_INDEX_K`` (``widest``: start there). A query whose
+    terms are rare costs little to widen (the index has few hits to give); one that is common elsewhere but
+    rare in the caller's namespaces is exactly the case that needs it."""
+    k = MAX_INDEX_K if widest else max(limit * OVERFETCH, 50)
     while True:
         rows = tx.collected(statement, index=index, k=k, **{**params, "limit": limit})
         if len(rows) >= limit or k >= MAX_INDEX_K:
@@ -104,16 +113,17 @@ def vector_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: Vie
 
 def fulltext_candidates(tx: Tx, dialect: Dialect, namespaces: list[str], view: View, text: str,
                         limit: int, filters: SearchFilters = NO_FILTERS) -> list[Candidate]:
-    return fulltext_ranked(tx, dialect, "facts_fulltext_search", SearchIndex.fact_text,
-                           {"namespaces": namespaces, **view_params(view), **filter_params(filters)}, text, limit)
+    return fulltext_ranked(tx, dialect, FACTS, {"namespaces": namespaces, **view_params(view),
+                                                **filter_params(filters)}, text, limit)
 
 
-def fulltext_ranked(tx: Tx, dialect: Dialect, statement: StatementName, index: SearchIndex, params: dict[str, Any],
-                    text: str, limit: int) -> list[Candidate]:
-    """A full-text statement's top ``limit``, widened as ``widening`` does; none when nothing searchable is
-    left of ``text`` once escaped."""
+def fulltext_ranked(tx: Tx, dialect: Dialect, target: Target, params: dict[str, Any], text: str,
+                    limit: int) -> list[Candidate]:
+    """The target's full-text top ``limit``, widened as ``widening`` does (from the widest ``k`` in a small
+    namespace); none when nothing searchable is left of ``text`` once escaped."""
     query = escape_lucene(text)
     if query is None:
         return []
-    return ranked(widening(tx, statement, dialect.index_name(index), {**params, "query": query}, limit))
+    return ranked(widening(tx, target.text_search, dialect.index_name(target.text_index), {**params, "query": query},
+                           limit, widest=target.is_small(tx, params["namespaces"])))
 
