@@ -5,12 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
-from graphmem.store.driver import Tx
 
 Headers = dict[str, str]
 
@@ -46,17 +44,3 @@ def code(body: dict[str, Any]) -> str:
     """The first error's ``extensions.code``."""
     value: str = body["errors"][0]["extensions"]["code"]
     return value
-
-
-def sent_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the statements sent from now on in this test, in order (it counts, the store still runs
-    them): how a test sees that a nested query is batched."""
-    sent: list[str] = []
-    original = Tx.run
-
-    def counted(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        sent.append(name)
-        return original(self, name, **params)
-
-    monkeypatch.setattr(Tx, "run", counted)
-    return sent

@@ -28,6 +28,7 @@ from graphmem.service.adding import Adding
 from graphmem.service.coalescing import Coalescer
 from graphmem.service.documents import Documents
 from graphmem.service.memory import MemoryService
+from graphmem.store.driver import Tx
 
 GATE = Path(__file__).resolve().parents[1] / "tools" / "cypher-gate"
 needs_gate = pytest.mark.skipif(
@@ -141,3 +142,17 @@ def coalescer(service: MemoryService, window_ms: float, most: int = 64, content_
         limits = core.limits.model_copy(update={"content_chars": content_chars})
         core = dataclasses.replace(core, settings=core.settings.model_copy(update={"limits": limits}))
     return Coalescer(Adding(core, Documents(core)), window_ms, most)
+
+
+def sent_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the statements sent from now on in this test, in order (it counts, the store still runs
+    them): how a test sees that a nested query is batched, or that a search sent a statement once."""
+    sent: list[str] = []
+    original = Tx.run
+
+    def counted(self: Tx, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        sent.append(name)
+        return original(self, name, **params)
+
+    monkeypatch.setattr(Tx, "run", counted)
+    return sent

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
+from gql_helpers import Headers, bearer, code, credential, data, gql
 from graphmem.app import create_app
 from graphmem.graphql.schema import schema
 from graphmem.identity import OPERATOR, Identity, NewCredential, RateLimits, Scope
 from graphmem.runtime import Runtime
+from helpers import sent_statements
 
 ROOT = Path(__file__).resolve().parent.parent
 

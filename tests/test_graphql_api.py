@@ -14,10 +14,11 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from gql_helpers import Headers, bearer, code, credential, data, gql, sent_statements
+from gql_helpers import Headers, bearer, code, credential, data, gql
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.runtime import Runtime
+from helpers import sent_statements
 
 REMEMBER = """mutation($content: String!, $title: String, $path: String) {
   remember(content: $content, title: $title, path: $path) { ... on Memory { id version recordedAt } } }"""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import uuid
-from typing import Any
 
 import neo4j
 import pytest
@@ -19,9 +18,8 @@ from graphmem.search.hybrid import _graph_candidates
 from graphmem.search.retrieve import fulltext_candidates, vector_candidates
 from graphmem.service import MemoryService
 from graphmem.store.driver import Tx
-from graphmem.store.names import StatementName
 from graphmem.store.views import filter_params, view_params
-from helpers import query
+from helpers import query, sent_statements
 
 
 def forget(service: MemoryService, ctx: CallerContext, doc_id: str) -> None:
@@ -120,14 +118,7 @@ def test_full_text_finds_a_small_namespace_under_a_common_term(runtime: Runtime,
     mine = _plant(graph, ns, crowd[:2], "kafka topic of the small team")
     if path == "widening":
         monkeypatch.setattr(retrieve, "FACTS", dataclasses.replace(retrieve.FACTS, scan_max=0))
-    sent: list[str] = []
-    run = Tx.run
-
-    def counted(tx: Tx, name: StatementName, /, **params: Any) -> list[dict[str, Any]]:
-        sent.append(name)
-        return run(tx, name, **params)
-
-    monkeypatch.setattr(Tx, "run", counted)
+    sent = sent_statements(monkeypatch)
 
     def read(tx: Tx) -> list[str]:
         return [c.id for c in fulltext_candidates(tx, runtime.store.dialect, [ns], View(), "kafka", 5)]
