@@ -119,12 +119,17 @@ def http_routes(server: MCPServer, settings: Settings, path: str = MCP_PATH) -> 
     the SDK serves), each handing the whole request to the SDK's app with its middleware. Routes, not a mount
     at ``/``: a mount would take every path the host's routes did not, so an unknown path or a wrong method
     would be the SDK's plain 404 instead of the host's 404 and 405. A client configured with ``/mcp/`` (as one
-    seed documents) is served as ``/mcp``, without a redirect some clients would not follow with a POST."""
+    seed documents) is served as ``/mcp``, without a redirect some clients would not follow with a POST.
+
+    Stateless (the SDK's ``stateless_http``): every POST carries all a call needs, so any of several app
+    processes behind a proxy answers it, and a process restarting loses no client. graphmem's tools are
+    request and answer; nothing is pushed to a client later (no sampling, elicitation or resumable
+    streams), which is all a session would add."""
     origins = [f"{scheme}://{host}" for host in settings.allowed_hosts for scheme in ("http", "https")]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=settings.allowed_hosts,
                                          allowed_origins=origins + settings.cors_origins)
     inner = server.streamable_http_app(streamable_http_path=path, transport_security=security,
-                                       host=settings.host)
+                                       host=settings.host, stateless_http=True)
     sdk = _SDKApp(inner, path)
     paths = [route.path for route in inner.routes if isinstance(route, Route)]
     return [Route(served, sdk, include_in_schema=False) for served in [*paths, path + "/"]]
