@@ -123,6 +123,8 @@ async def _owned_runtime(app: FastAPI, settings: Settings) -> AsyncIterator[None
     app.state.runtime = opened
     await run_in_threadpool(opened.identity.ensure_owner, opened.settings.data_dir)
     stop = opened.start_serving()  # the server answers /health at once; models load in the background
+    if not opened.owns_engine:  # an engine another process started, or Neo4j: other servers may share it
+        opened.warn_if_counting_alone("this server may share its database with others")
     try:
         yield
     finally:

@@ -140,20 +140,35 @@ class Runtime:
         dies), and the job worker when jobs are enabled. Returns the call that stops them."""
         self.warming.set()  # before the thread starts: /ready never sees a moment between start and warm-up
         threading.Thread(target=self.warm_up, name="graphmem-warm-up", daemon=True).start()
-        if self.engine is not None:
-            self.watch = EngineWatch(self.engine, owned=self.owns_engine)
-            self.watch.start()
+        stop_watch = self.watch_engine()
         jobs = self.job_worker() if self.settings.jobs_enabled else None
         if jobs is not None:
             jobs.start()
 
         def stop() -> None:
-            if self.watch is not None:  # first: an engine that stops from here on is not restarted
-                self.watch.stop()
+            stop_watch()  # first: an engine that stops from here on is not restarted
             if jobs is not None:
                 jobs.stop()
 
         return stop
+
+    def watch_engine(self) -> Callable[[], None]:
+        """Watch the bundled engine (``store/watch.py``); returns the call that stops watching. Of several app
+        processes, only the one that started the engine restarts it (``serve --workers``: the parent)."""
+        if self.engine is None:
+            return lambda: None
+        watch = self.watch = EngineWatch(self.engine, owned=self.owns_engine)
+        watch.start()
+        return watch.stop
+
+    def warn_if_counting_alone(self, why: str) -> None:
+        """Rate limits kept in this process's memory while other app processes serve the same database: each
+        process counts alone, so a credential gets its limit once per process. Said once, at start."""
+        if self.identity.limits.local:
+            log.warning("rate limits are counted in this process only (GRAPHMEM_RATE_LIMIT_STORAGE=%s), but %s: "
+                        "each process counts alone, so a credential gets its limits once per process; set "
+                        "GRAPHMEM_RATE_LIMIT_STORAGE=redis://host:6379 to share them",
+                        self.settings.rate_limit_storage, why)
 
     def ready(self) -> tuple[bool, dict[str, object]]:
         """(ready, answer) for ``/ready``: the database answers, the warm-up is done, and, until the first

@@ -13,6 +13,9 @@ from graphmem.errors import GraphmemError, Unauthenticated
 from graphmem.identity.credentials import OWNER_TOKEN_FILE
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from graphmem.config import Settings
     from graphmem.runtime import Runtime
 
 # How long serve keeps an idle connection open. Clients pool connections and reuse them until their own
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 # an idle connection at the moment a client sends on it makes that call fail with a read error, which
 # uvicorn's 5 s made happen under load. Longer than every client's, the client always closes first.
 KEEP_ALIVE_S = 65
+WORKER_LOG_LEVEL = "GRAPHMEM_SERVE_LOG_LEVEL"  # how ``serve --workers`` hands its --log-level to the workers
 
 
 def serve(
@@ -29,9 +33,12 @@ def serve(
                                              help="HTTP port.")] = None,
     data_dir: DataDir = None,
     log_level: LogLevel = "info",
+    workers: Annotated[int, typer.Option(envvar="GRAPHMEM_WORKERS", show_envvar=True, min=1, max=64,
+                                         help="App processes sharing the port and the database.")] = 1,
 ) -> None:
     """Run the HTTP server. It starts (and owns) the bundled engine unless one is running or
-    GRAPHMEM_NEO4J_URI points at Neo4j."""
+    GRAPHMEM_NEO4J_URI points at Neo4j. With --workers N, N processes serve the port: this one starts or
+    attaches to the engine first, restarts it if it dies, and stops it last."""
     import uvicorn
 
     from graphmem.app import create_app
@@ -39,10 +46,50 @@ def serve(
     chosen = settings(data_dir, host=host, port=port)
     configure_logging(log_level)
     try:
+        if workers > 1:
+            _serve_workers(chosen, workers, log_level)
+            return
         uvicorn.run(create_app(chosen), host=chosen.host, port=chosen.port, log_level=log_level,
                     timeout_keep_alive=KEEP_ALIVE_S)
     except GraphmemError as exc:
         fail(exc)
+
+
+def _serve_workers(chosen: Settings, workers: int, log_level: str) -> None:
+    """``serve --workers``: this process opens the database once (engine started or attached, schema, owner
+    credential) and watches an engine it started; uvicorn then starts ``workers`` processes on the port, each
+    building its app from the environment set here (``worker_app``) and attaching to the engine.
+    Their request metrics are summed through a directory of their own (``http/metrics.py``)."""
+    import tempfile
+
+    import uvicorn
+
+    from graphmem.http.metrics import MULTIPROCESS_DIR
+    from graphmem.runtime import Runtime
+
+    os.environ.update(GRAPHMEM_DATA_DIR=str(chosen.data_dir.resolve()), GRAPHMEM_HOST=chosen.host,
+                      GRAPHMEM_PORT=str(chosen.port), **{WORKER_LOG_LEVEL: log_level})
+    with tempfile.TemporaryDirectory(prefix="graphmem-metrics-") as metrics_dir:
+        os.environ.setdefault(MULTIPROCESS_DIR, metrics_dir)
+        with Runtime.open(chosen) as runtime:
+            runtime.identity.ensure_owner(chosen.data_dir)
+            runtime.warn_if_counting_alone(f"{workers} worker processes serve this port")
+            stop_watch = runtime.watch_engine()
+            try:
+                uvicorn.run("graphmem.cli.server:worker_app", factory=True, workers=workers, host=chosen.host,
+                            port=chosen.port, log_level=log_level, timeout_keep_alive=KEEP_ALIVE_S)
+            finally:
+                stop_watch()
+
+
+def worker_app() -> FastAPI:
+    """The app of one ``serve --workers`` process, from the environment its parent set (``_serve_workers``):
+    its logging as the parent's, and a runtime that attaches to the engine the parent started."""
+    from graphmem.app import create_app
+    from graphmem.config import Settings
+
+    configure_logging(os.environ.get(WORKER_LOG_LEVEL, "info"))
+    return create_app(Settings())
 
 
 def worker(data_dir: DataDir = None, log_level: LogLevel = "info") -> None:

@@ -5,11 +5,13 @@ unmatched paths are one label."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -17,6 +19,7 @@ from graphmem.errors import GraphmemError
 from graphmem.runtime import Runtime
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"  # read by prometheus-client when it is first imported
 
 
 class _Store(Collector):
@@ -56,19 +59,26 @@ def _pass_sizes(sizes: dict[int, int]) -> HistogramMetricFamily:
 
 
 class Metrics:
-    """One registry per app (tests build many apps in one process)."""
+    """One registry per app (tests build many apps in one process). Under ``serve --workers`` the parent sets
+    ``PROMETHEUS_MULTIPROC_DIR`` before the workers start: each worker's counts then go to files there, and a
+    scrape answered by any worker sums the requests of all (prometheus-client's multiprocess mode); the jobs
+    and the database's state are read from the database, the remember passes are the answering worker's."""
 
     def __init__(self, runtime: Callable[[], Runtime | None]) -> None:
         self.registry = CollectorRegistry()
+        self.exposed = self.registry
+        if os.environ.get(MULTIPROCESS_DIR):
+            self.exposed = CollectorRegistry()
+            MultiProcessCollector(self.exposed)  # type: ignore[no-untyped-call]
         self.requests = Counter("graphmem_http_requests", "HTTP requests", ["route", "method", "status"],
                                 registry=self.registry)
         self.latency = Histogram("graphmem_http_request_seconds", "HTTP request latency", ["route", "method"],
                                  registry=self.registry,
                                  buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
-        self.registry.register(_Store(runtime))
+        self.exposed.register(_Store(runtime))
 
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self.exposed)
 
 
 class MetricsMiddleware:
