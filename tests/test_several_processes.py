@@ -1,0 +1,329 @@
+"""Several app processes on one database: three ``graphmem serve`` processes attached to one bundled engine
+(started once with ``graphmem engine start``) with rate limits in Redis, two with rate limits in memory (the
+negative control: their counts are not shared), and ``serve --workers``.
+
+Each rule a team relies on when it runs more than one process is tried across processes: a credential made
+on one works on the others and its revocation is refused by them within the credential cache's 5 s; a
+credential's rate limit is one count across processes; a cursor from one continues on another; one
+``request_id`` sent to two processes at once is one memory; an MCP call needs no session with the process
+that answers it; each process reports its own readiness; a job is applied once by whichever process claims
+it, and handed over after its lease when that process is killed with SIGKILL.
+
+Real parts only: a real engine, real ``redis-server`` (``.ci/run`` installs it; without it these tests fail
+and say so), real processes. The hashing embedder and no warm-up searches keep them quick.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import neo4j
+import pytest
+
+from graphmem.config import Settings
+from graphmem.store.engine import BundledEngine
+from helpers import free_port, query
+
+pytestmark = pytest.mark.engine  # each test starts an engine of its own, through the CLI
+
+READS_PER_WINDOW = 20  # small enough to exhaust in a test, large enough for the checks that read
+LEASE_S = 2
+START_S = 120  # a process's start on a busy two-core machine, imports and engine attach included
+
+
+def graphmem(*args: str, env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphmem.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=START_S, check=True, **kwargs)
+
+
+def base_env(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The environment of every process here: none of the developer's GRAPHMEM_ settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(GRAPHMEM_DATA_DIR=str(data_dir), GRAPHMEM_EMBEDDER="hashing", GRAPHMEM_WARM_UP_SEARCHES="0",
+               GRAPHMEM_WARM_UP_EXPORTS="0", GRAPHMEM_JOB_LEASE_S=str(LEASE_S), HF_HUB_OFFLINE="1",
+               GRAPHMEM_RATE_LIMIT_READS=str(READS_PER_WINDOW),
+               GRAPHMEM_CURSOR_SECRET="several-processes-share-this-cursor-secret-0123456789")
+    env.update(settings)
+    return env
+
+
+@dataclass
+class App:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"{url} exited:\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(url + "/ready", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{url} not ready within {START_S} s:\n{log.read_text()[-3000:]}")
+
+
+@contextmanager
+def apps(count: int, env: dict[str, str], logs: Path, *extra: str) -> Iterator[list[App]]:
+    """``count`` serve processes on free ports, started together, each ready; stopped at the end."""
+    started: list[App] = []
+    try:
+        for _ in range(count):
+            port = free_port()
+            log = logs / f"serve-{port}.log"
+            process = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port),
+                                        "--log-level", "warning", *extra],
+                                       env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+            started.append(App(f"http://127.0.0.1:{port}", process, log))
+        for app in started:
+            wait_ready(app.url, app.process, app.log)
+        yield started
+    finally:
+        for app in started:
+            app.stop()
+
+
+@contextmanager
+def redis_server(directory: Path) -> Iterator[str]:
+    """A real redis-server on a free port, in ``directory``, persisting nothing."""
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is missing: .ci/run installs it (apt-get install redis-server)"
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no", "--dir", str(directory)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import redis
+
+        client = redis.Redis(port=port)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline and process.poll() is None, "redis-server did not start"
+                time.sleep(0.1)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def engine_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A bundled engine started once, detached, as an operator would (``graphmem engine start``); every
+    serve here attaches to it and none stops it."""
+    data_dir = tmp_path_factory.mktemp("several") / "data"
+    env = base_env(data_dir)
+    graphmem("engine", "start", env=env)
+    try:
+        yield data_dir
+    finally:
+        graphmem("engine", "stop", env=env)
+
+
+@pytest.fixture(scope="module")
+def graph(engine_dir: Path) -> Iterator[neo4j.Driver]:
+    """An independent driver on the shared engine, for checking what is really in the graph."""
+    engine = BundledEngine(Settings(_env_file=None, data_dir=engine_dir))  # type: ignore[call-arg]
+    with neo4j.GraphDatabase.driver(engine.bolt_uri, auth=("root", engine.password())) as driver:
+        yield driver
+
+
+def owner(data_dir: Path) -> dict[str, str]:
+    return {"Authorization": f"Bearer {(data_dir / 'owner-token').read_text().strip()}"}
+
+
+def credential(app: App, headers: dict[str, str], namespace: str, scopes: str = "read_write") -> tuple[str, dict[str, str]]:
+    """A credential of ``namespace`` made through ``app``: its id, and its bearer header."""
+    made = httpx.post(app.url + "/api/credentials", headers=headers, timeout=30,
+                      json={"name": f"c-{uuid.uuid4().hex[:6]}", "access": scopes, "namespaces": [namespace]})
+    assert made.status_code == 201, made.text
+    return made.json()["id"], {"Authorization": f"Bearer {made.json()['token']}"}
+
+
+def remember(app: App, headers: dict[str, str], content: str, **fields: Any) -> httpx.Response:
+    return httpx.post(app.url + "/v1/remember", headers=headers, json={"content": content, **fields}, timeout=60)
+
+
+def reads_allowed(servers: list[App], headers: dict[str, str], reads: int) -> int:
+    """How many of ``reads`` list calls, sent round-robin to ``servers``, are let through (others: 429)."""
+    allowed = 0
+    for number in range(reads):
+        answer = httpx.get(servers[number % len(servers)].url + "/v1/memories", headers=headers, timeout=30)
+        assert answer.status_code in (200, 429), answer.text
+        allowed += answer.status_code == 200
+    return allowed
+
+
+def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Driver, tmp_path: Path) -> None:
+    with redis_server(tmp_path) as redis_uri, \
+            apps(3, base_env(engine_dir, GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
+        a, b, c = servers
+        admin = owner(engine_dir)
+        ns = f"mp-{uuid.uuid4().hex[:8]}"
+
+        # each process reports its own readiness, and none of them owns the engine
+        for app in servers:
+            health = httpx.get(app.url + "/health", timeout=10).json()
+            assert health["engine"] == {"mode": "bundled", "running": True, "owned": False, "reachable": True}
+
+        # a credential made on one process works on every other
+        made_id, made = credential(a, admin, ns)
+        assert remember(b, made, "Ada Lovelace wrote the first program.").status_code == 201
+        assert httpx.get(c.url + "/v1/memories", headers=made, timeout=30).json()["total"] == 1
+
+        # a revocation on one is refused by every other within the credential cache's 5 s
+        assert httpx.delete(a.url + f"/api/credentials/{made_id}", headers=admin, timeout=30).status_code == 200
+        revoked_at = time.monotonic()
+        for app in (b, c):
+            while httpx.get(app.url + "/v1/memories", headers=made, timeout=30).status_code != 401:
+                assert time.monotonic() - revoked_at < 5.5, f"{app.url} still accepts a revoked credential"
+                time.sleep(0.25)
+
+        # one count per credential across processes
+        _, limited = credential(c, admin, ns, "read_only")
+        assert reads_allowed(servers, limited, READS_PER_WINDOW + 3) == READS_PER_WINDOW
+
+        # a cursor issued by one process continues on another
+        _, writer = credential(b, admin, ns)
+        for number in range(3):
+            assert remember(a, writer, f"Memory number {number} of the cursor check.").status_code == 201
+        first = httpx.get(a.url + "/v1/memories", headers=writer, params={"limit": 2}, timeout=30).json()
+        second = httpx.get(b.url + "/v1/memories", headers=writer,
+                           params={"limit": 2, "cursor": first["next_cursor"]}, timeout=30)
+        assert second.status_code == 200, second.text
+        seen = [m["id"] for m in first["memories"]] + [m["id"] for m in second.json()["memories"]]
+        assert len(set(seen)) == len(seen) == 4
+
+        # one request_id sent to two processes at once is one memory
+        request_id = f"req-{uuid.uuid4().hex}"
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda app: remember(app, writer, "Grace Hopper found a moth in the relay.",
+                                                         request_id=request_id), (a, c)))
+        assert {answer.status_code for answer in answers} <= {200, 201}, [answer.text for answer in answers]
+        assert len({answer.json()["id"] for answer in answers}) == 1
+        assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns AND d.content STARTS WITH 'Grace' "
+                            "RETURN count(d) AS n", ns=ns) == [{"n": 1}]
+
+        # MCP without a session: initialised on one process, called on another
+        mcp_headers = {**writer, "Accept": "application/json, text/event-stream"}
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        assert httpx.post(a.url + "/mcp", headers=mcp_headers, json=initialize, timeout=30).status_code == 200
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "list_memories", "arguments": {"limit": 10}}}
+        answer = httpx.post(c.url + "/mcp", headers=mcp_headers, json=call, timeout=30)
+        assert answer.status_code == 200, answer.text
+        result = mcp_result(answer)
+        assert not result.get("isError") and result["structuredContent"]["total"] == 5
+
+        # a job is applied once by whichever process claims it; killed, it is handed over after its lease
+        job_ns = f"job-{uuid.uuid4().hex[:8]}"
+        _, jobs = credential(a, admin, job_ns)
+        memories = [{"content": f"Katherine Johnson checked orbit number {n} by hand in Virginia."}
+                    for n in range(400)]
+        job_id = httpx.post(b.url + "/v1/jobs", headers=jobs, json={"memories": memories},
+                            timeout=60).json()["job_id"]
+        claimant = claimed_by(graph, job_id, servers)
+        claimant.process.send_signal(signal.SIGKILL)
+        claimant.process.wait(10)
+        survivor = next(app for app in servers if app is not claimant)
+        deadline = time.monotonic() + 180
+        while (status := httpx.get(survivor.url + f"/v1/jobs/{job_id}", headers=jobs, timeout=30).json())[
+                "status"] != "done":
+            assert status["status"] in ("queued", "running"), status
+            assert time.monotonic() < deadline, status
+            time.sleep(0.5)
+        assert status["attempts"] == 2
+        owner_pid = query(graph, "MATCH (j:Job {id: $id}) RETURN j.lease_owner AS owner", id=job_id)[0]["owner"]
+        assert owner_pid is None or f":{claimant.pid}:" not in owner_pid
+        assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS n, "
+                            "count(DISTINCT d.content) AS distinct", ns=job_ns) == [{"n": 400, "distinct": 400}]
+
+
+def claimed_by(graph: neo4j.Driver, job_id: str, servers: list[App]) -> App:
+    """The process whose job worker holds the job's lease (its worker id names its PID), while it runs."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = query(graph, "MATCH (j:Job {id: $id}) RETURN j.status AS status, j.lease_owner AS owner",
+                     id=job_id)
+        assert rows and rows[0]["status"] in ("queued", "running"), f"the job ended before it could be killed: {rows}"
+        if rows[0]["status"] == "running":
+            pid = int(rows[0]["owner"].split(":")[1])
+            return next(app for app in servers if app.pid == pid)
+        time.sleep(0.05)
+    raise AssertionError("no process claimed the job")
+
+
+def mcp_result(answer: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC result of a Streamable HTTP answer (a JSON body, or an event stream of one message)."""
+    if answer.headers["content-type"].startswith("application/json"):
+        message = answer.json()
+    else:
+        message = json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
+    assert "result" in message, message
+    return dict(message["result"])
+
+
+def test_rate_limits_in_memory_are_counted_per_process(engine_dir: Path, tmp_path: Path) -> None:
+    """The negative control of the shared count: two processes with the memory storage let a credential
+    through twice as often, and each warns at start that it counts alone."""
+    with apps(2, base_env(engine_dir), tmp_path) as servers:
+        _, limited = credential(servers[0], owner(engine_dir), f"mem-{uuid.uuid4().hex[:8]}", "read_only")
+        assert reads_allowed(servers, limited, READS_PER_WINDOW + 3) == READS_PER_WINDOW + 3
+        for app in servers:
+            assert "each process counts alone" in app.log.read_text()
+
+
+def test_serve_with_workers_owns_its_engine_and_sums_its_metrics(tmp_path: Path) -> None:
+    """``serve --workers 2`` on a data directory of its own: the parent starts the engine (workers attach),
+    the metrics of a scrape count the requests every worker answered, and SIGTERM stops the engine too."""
+    data_dir = tmp_path / "data"
+    env = base_env(data_dir)
+    with apps(1, env, tmp_path, "--workers", "2") as (server,):
+        headers = owner(data_dir)
+        for _ in range(12):  # fresh connections: the kernel spreads them over the workers
+            assert httpx.get(server.url + "/v1/memories", headers=headers, timeout=30).status_code == 200
+        assert httpx.get(server.url + "/health", timeout=10).json()["engine"]["owned"] is False  # a worker's view
+        metrics = httpx.get(server.url + "/metrics", timeout=10).text
+        line = next(line for line in metrics.splitlines()
+                    if line.startswith('graphmem_http_requests_total{method="GET",route="/v1/memories"'))
+        assert float(line.rsplit(" ", 1)[1]) == 12
+        assert "2 worker processes serve this port: each process counts alone" in server.log.read_text()
+        status = json.loads(graphmem("engine", "status", "--json", env=env).stdout)
+        assert status["state"] == "running" and status["owner_pid"] == server.pid
+    status = json.loads(graphmem("engine", "status", "--json", env=env).stdout)
+    assert status["state"] == "stopped"
