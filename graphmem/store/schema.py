@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import httpx
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random
 
 from graphmem.errors import ConfigurationError, Unavailable
 from graphmem.records import now_ms
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 # record moves with it. Version 1 is the initial schema, which the DDL below creates.
 SCHEMA_VERSION = 1
 MIGRATIONS: dict[int, Callable[[Tx], None]] = {1: lambda tx: None}
+DDL_ATTEMPTS = 5
 
 
 def portable_schema_statements() -> list[StatementName]:
@@ -46,11 +48,17 @@ def arcadedb_sql(client: httpx.Client, http_url: str, database: str, command: st
 
 
 def apply_arcadedb_sql(http_url: str, database: str, auth: tuple[str, str]) -> None:
-    """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it)."""
+    """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it). Several app
+    processes starting at once on a new database race on it: the engine's ``IF NOT EXISTS`` is not atomic,
+    and the loser of a race gets a 500 ("already exists"). So a command that fails is tried again a few
+    times (it then finds what the winner made); one that keeps failing is a configuration error."""
+    again = Retrying(retry=retry_if_exception(lambda exc: isinstance(exc, httpx.HTTPStatusError)
+                                              and exc.response.status_code >= 500),
+                     stop=stop_after_attempt(DDL_ATTEMPTS), wait=wait_random(0.05, 0.5), reraise=True)
     with httpx.Client(auth=auth, timeout=60.0) as client:
         for command in load_sql(ARCADEDB_SCHEMA_SQL):
             try:
-                arcadedb_sql(client, http_url, database, command)
+                again(arcadedb_sql, client, http_url, database, command)
             except httpx.HTTPStatusError as exc:
                 raise ConfigurationError(f"schema command failed on the bundled engine "
                                          f"({exc.response.status_code}): {command}") from exc
