@@ -1,8 +1,9 @@
-"""docker-compose.yml as docker-compose itself parses it, and the Neo4j Cypher lint gate.
+"""docker-compose.yml as docker-compose itself parses it (its default services and its `scale` profile),
+deploy/nginx.conf as nginx itself checks it, and the Neo4j Cypher lint gate.
 
-Both need tools: Debian's docker-compose (.ci/run installs it) and the npm packages in tools/cypher-gate (the
+They need tools: Debian's docker-compose (.ci/run installs it) and the npm packages in tools/cypher-gate (the
 README's test command installs them). On a machine without them these tests skip and say which tool is
-missing; .ci/run fails on any skip.
+missing; .ci/run fails on any skip. Without nginx the nginx test fails instead (tests/test_nginx.py too).
 """
 
 from __future__ import annotations
@@ -14,11 +15,17 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 
-from helpers import cypher_gate, needs_gate
+from graphmem.config import Settings
+from graphmem.cursors import cursor_key
+from graphmem.errors import ConfigurationError
+from helpers import cypher_gate, make_settings, needs_gate
+from nginx_helpers import NGINX_CONF, UPSTREAM, nginx_command, rewritten
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +63,80 @@ def test_compose_refuses_to_start_without_a_password() -> None:
     result = subprocess.run(["docker-compose", "config"], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode != 0 and "NEO4J_PASSWORD" in result.stderr
+
+
+SCALE_ENV = {"NEO4J_PASSWORD": "dummy-password-for-ci", "GRAPHMEM_CURSOR_SECRET": "c" * 40}
+
+
+def compose_config(*args: str, **env: str) -> dict[str, Any]:
+    """``docker-compose [args] config`` as parsed YAML, with ``env`` (and none of the developer's GRAPHMEM_ or
+    NEO4J_ variables, which the file reads)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "NEO4J_"))}
+    result = subprocess.run(["docker-compose", *args, "config"], cwd=ROOT, env={**clean, **env},
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    config: dict[str, Any] = yaml.safe_load(result.stdout)
+    return config
+
+
+def patch_pinned(image: str) -> bool:
+    """``name:1.2.3`` or ``name:1.2.3-variant``: a patch release, not a tag that moves."""
+    return re.fullmatch(r"[a-z0-9./-]+:\d+\.\d+\.\d+(-[a-z0-9.]+)?", image) is not None
+
+
+@needs_compose
+def test_compose_scale_profile_runs_replicas_behind_nginx() -> None:
+    """Redis and nginx pinned, several replicas that publish no port and are healthy once /ready, nginx the one
+    way in (on loopback, deploy/nginx.conf, after the replicas are healthy), limits and cursors shared."""
+    services = compose_config("--profile", "scale", **SCALE_ENV)["services"]
+    redis, nginx, app = services["redis"], services["nginx"], services["graphmem-replica"]
+    scaled = {name for name, service in services.items() if "scale" in service.get("profiles", [])}
+    assert scaled == {"redis", "nginx", "graphmem-replica"}
+    assert patch_pinned(redis["image"]) and redis["image"].startswith("redis:"), redis["image"]
+    assert patch_pinned(nginx["image"]) and nginx["image"].startswith("nginx:"), nginx["image"]
+    assert app["deploy"]["replicas"] > 1
+    assert "/ready" in " ".join(app["healthcheck"]["test"])
+    assert {name for name in scaled if services[name].get("ports")} == {"nginx"}
+    assert nginx["ports"] and all(str(port).startswith("127.0.0.1:") for port in nginx["ports"])
+    assert f"{NGINX_CONF}:/etc/nginx/nginx.conf:ro" in nginx["volumes"]
+    assert nginx["depends_on"]["graphmem-replica"]["condition"] == "service_healthy"
+    assert {app["depends_on"][name]["condition"] for name in ("neo4j", "redis")} == {"service_healthy"}
+    env = app["environment"]
+    assert env["GRAPHMEM_RATE_LIMIT_STORAGE"] == "redis://redis:6379"
+    assert env["GRAPHMEM_CURSOR_SECRET"] == SCALE_ENV["GRAPHMEM_CURSOR_SECRET"]
+    assert env["GRAPHMEM_NEO4J_URI"] == "bolt://neo4j:7687" and env["GRAPHMEM_HOST"] == "0.0.0.0"
+    # nginx proxies to the replicas' service on the port they serve, and passes the Host clients send it
+    # (127.0.0.1:<published port>) to the app, whose MCP routes check it as the SDK does
+    upstream = UPSTREAM.search(NGINX_CONF.read_text())
+    assert upstream is not None and upstream[0].split()[1] == "graphmem-replica:8420"
+    published = str(nginx["ports"][0]).split("/")[0].split(":")
+    allowed = Settings(_env_file=None, allowed_hosts=env["GRAPHMEM_ALLOWED_HOSTS"]).allowed_hosts  # type: ignore[call-arg]
+    check = TransportSecurityMiddleware(TransportSecuritySettings(allowed_hosts=allowed))
+    assert check._validate_host(f"127.0.0.1:{published[1]}") and check._validate_host(f"localhost:{published[1]}")
+
+
+@needs_compose
+def test_compose_scale_profile_without_a_cursor_secret_does_not_start(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """docker-compose reads every service whatever the profile, so a `:?` on the secret would stop the default
+    services too: the secret comes through empty instead, and graphmem refuses an empty one at start."""
+    env = compose_config("--profile", "scale", NEO4J_PASSWORD="dummy-password-for-ci")["services"][
+        "graphmem-replica"]["environment"]
+    assert env["GRAPHMEM_CURSOR_SECRET"] == ""
+    monkeypatch.setenv("GRAPHMEM_CURSOR_SECRET", env["GRAPHMEM_CURSOR_SECRET"])
+    with pytest.raises(ConfigurationError, match="GRAPHMEM_CURSOR_SECRET"):
+        cursor_key(make_settings(tmp_path))
+
+
+def test_nginx_accepts_the_deploy_config(tmp_path: Path) -> None:
+    """``nginx -t`` on deploy/nginx.conf with its upstream host changed to 127.0.0.1 (``graphmem-replica``
+    resolves only inside the compose network, and nginx resolves it to check): every other line as shipped."""
+    text = rewritten("8420", ["127.0.0.1:8420"])
+    changed = [(a, b) for a, b in zip(NGINX_CONF.read_text().splitlines(), text.splitlines(), strict=True) if a != b]
+    assert [shipped.rsplit("# ", 1)[-1] for shipped, _ in changed] == ["@upstream", "@listen"], changed
+    (tmp_path / "nginx.conf").write_text(text)
+    result = subprocess.run(nginx_command(tmp_path, "-t"), capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 0 and "syntax is ok" in result.stderr, result.stderr
 
 
 @needs_gate
