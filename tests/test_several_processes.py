@@ -7,7 +7,8 @@ on one works on the others and its revocation is refused by them within the cred
 credential's rate limit is one count across processes; a cursor from one continues on another; one
 ``request_id`` sent to two processes at once is one memory; an MCP call needs no session with the process
 that answers it; each process reports its own readiness; a job is applied once by whichever process claims
-it, and handed over after its lease when that process is killed with SIGKILL.
+it, and handed over after its lease when that process is killed with SIGKILL; and a Redis that goes away
+makes calls 503, never uncounted.
 
 Real parts only: a real engine, real ``redis-server`` (``.ci/run`` installs it; without it these tests fail
 and say so), real processes. The hashing embedder and no warm-up searches keep them quick.
@@ -115,7 +116,7 @@ def apps(count: int, env: dict[str, str], logs: Path, *extra: str) -> Iterator[l
 
 
 @contextmanager
-def redis_server(directory: Path) -> Iterator[str]:
+def redis_server(directory: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A real redis-server on a free port, in ``directory``, persisting nothing."""
     binary = shutil.which("redis-server")
     assert binary, "redis-server is missing: .ci/run installs it (apt-get install redis-server)"
@@ -135,10 +136,11 @@ def redis_server(directory: Path) -> Iterator[str]:
             except redis.ConnectionError:
                 assert time.monotonic() < deadline and process.poll() is None, "redis-server did not start"
                 time.sleep(0.1)
-        yield f"redis://127.0.0.1:{port}"
+        yield f"redis://127.0.0.1:{port}", process
     finally:
-        process.terminate()
-        process.wait(10)
+        if process.poll() is None:
+            process.terminate()
+            process.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +168,8 @@ def owner(data_dir: Path) -> dict[str, str]:
     return {"Authorization": f"Bearer {(data_dir / 'owner-token').read_text().strip()}"}
 
 
-def credential(app: App, headers: dict[str, str], namespace: str, scopes: str = "read_write") -> tuple[str, dict[str, str]]:
+def credential(app: App, headers: dict[str, str], namespace: str,
+               scopes: str = "read_write") -> tuple[str, dict[str, str]]:
     """A credential of ``namespace`` made through ``app``: its id, and its bearer header."""
     made = httpx.post(app.url + "/api/credentials", headers=headers, timeout=30,
                       json={"name": f"c-{uuid.uuid4().hex[:6]}", "access": scopes, "namespaces": [namespace]})
@@ -189,7 +192,7 @@ def reads_allowed(servers: list[App], headers: dict[str, str], reads: int) -> in
 
 
 def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Driver, tmp_path: Path) -> None:
-    with redis_server(tmp_path) as redis_uri, \
+    with redis_server(tmp_path) as (redis_uri, redis), \
             apps(3, base_env(engine_dir, GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
         a, b, c = servers
         admin = owner(engine_dir)
@@ -272,6 +275,12 @@ def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Drive
         assert owner_pid is None or f":{claimant.pid}:" not in owner_pid
         assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS n, "
                             "count(DISTINCT d.content) AS distinct", ns=job_ns) == [{"n": 400, "distinct": 400}]
+
+        # rate limits that cannot be counted are a 503, not a free pass
+        redis.terminate()
+        redis.wait(10)
+        unreachable = httpx.get(survivor.url + "/v1/memories", headers=jobs, timeout=30)
+        assert unreachable.status_code == 503 and unreachable.json()["error"]["code"] == "unavailable"
 
 
 def claimed_by(graph: neo4j.Driver, job_id: str, servers: list[App]) -> App:
