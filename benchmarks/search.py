@@ -69,6 +69,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+import disk
 import neo4j
 import numpy as np
 import psutil
@@ -843,6 +844,8 @@ def main() -> None:
     parser.add_argument("--tx-timeout", type=float, default=120.0,
                         help="transaction timeout, s (graphmem's default is 30)")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--rebuild", action="store_true",
+                        help="after each size's measurements, time rebuilding the search indexes of facts and chunks")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started = time.perf_counter()
@@ -903,8 +906,11 @@ def main() -> None:
                       f"entities, {counts.triples} triples; hubs in "
                       + ", ".join(str(n) for _, n in top) + " facts; "
                       f"{sum(1 for n in corpus.facts_mentioning.values() if n == 1)} entities in one fact only")
-                measured = {**memory(runtime, "after the load"), **settle(runtime)}
+                measured = {**memory(runtime, "after the load"), **settle(runtime), **disk.report(runtime)}
                 measured |= bench.measure()
+                if args.rebuild:
+                    measured |= disk.rebuild(runtime, lambda: (settle(runtime, "the rebuild"), service.search(
+                        bench.ctx, SearchRequest(query=corpus.query()))))
                 results.append(measured | memory(runtime, "after the searches"))
             if len(sizes) > 1:
                 print_growth(sizes, results)

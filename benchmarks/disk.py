@@ -1,0 +1,120 @@
+"""What a graph takes on disk in the bundled engine, and how long its search indexes take to rebuild
+(``benchmarks/search.py`` prints both at each size; ``docs/scaling.md`` projects from them).
+
+ArcadeDB keeps each type's records in bucket files, each vertex type's edge lists in ``_out_edges`` and
+``_in_edges`` buckets, and each index in files of its own whose name carries the file id that
+``schema:indexes`` gives (a vector index has a second, ``_vecgraph`` file). So the bytes of every type
+(records and edge lists) and of every index are the sizes of their files. Files grow by whole pages, so a
+small type shows its page size, not its records: bytes per record mean something only for the large types.
+Counts are polymorphic (an ``Entity~Person`` record is an ``Entity``), and so are the bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from graphmem.runtime import Runtime
+from graphmem.store.schema import arcadedb_sql
+
+# <name>.<file id>.<page size>.v<version>.<kind>, where <name> is <type>_<bucket> or <type>_<bucket>_in_edges
+FILE = re.compile(r"^(?P<name>.+)\.(?P<file_id>\d+)\.\d+\.v\d+\.(?P<kind>[a-z]+)$")
+BUCKET = re.compile(r"^(?P<type>.+?)_\d+(?P<edges>_(?:in|out)_edges)?$")
+INDEX_KINDS = {"umtidx": "unique", "numtidx": "not unique", "lsmvecidx": "vector", "vecgraph": "vector"}
+SHOWN = ("Document", "Fact", "Chunk", "Entity", "MENTIONS", "CONTAINS", "RELATES", "PREVIOUS_VERSION")
+REBUILT = ("Fact[embedding]", "Fact[text]", "Chunk[embedding]", "Chunk[text]")
+
+
+def _client(runtime: Runtime) -> tuple[httpx.Client, str]:
+    engine = runtime.engine
+    assert engine is not None, "disk sizes are measured on the bundled engine"
+    return httpx.Client(auth=("root", engine.password()), timeout=3600.0), engine.http_url
+
+
+def _indexes(runtime: Runtime) -> tuple[dict[int, str], dict[str, str]]:
+    """Each index as "Type(property)", by its file's id and by its name (a vector index's ``_vecgraph`` file
+    carries the index's name, not its id)."""
+    client, url = _client(runtime)
+    with client:
+        rows = arcadedb_sql(client, url, runtime.store.database, "SELECT FROM schema:indexes", read=True)
+    label = {row["name"]: f"{_base(row['typeName'])}({', '.join(p for ps in row['properties'] for p in ps)})"
+             for row in rows}
+    return {int(row["fileId"]): label[row["name"]] for row in rows if row.get("fileId") is not None}, label
+
+
+def _count(runtime: Runtime, type_name: str) -> int:
+    client, url = _client(runtime)
+    with client:
+        rows = arcadedb_sql(client, url, runtime.store.database, f"SELECT count(*) AS n FROM `{type_name}`",
+                            read=True)
+    return int(rows[0]["n"]) if rows else 0
+
+
+def _base(type_name: str) -> str:
+    """The shown type a type's records count as: an entity of a kind (``Entity~Person``, the engine's type
+    for a node with both labels) is an ``Entity``."""
+    labels = type_name.split("~")
+    return next((shown for shown in SHOWN if shown in labels), type_name)
+
+
+def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str]]:
+    """(bytes per type, records and edge lists together; bytes per index), from the database's files."""
+    assert runtime.engine is not None
+    directory = Path(runtime.engine.root) / "databases" / runtime.store.database
+    by_id, by_name = _indexes(runtime)
+    types: Counter[str] = Counter()
+    index_bytes: Counter[str] = Counter()
+    for path in directory.iterdir():
+        found = FILE.match(path.name)
+        if found is None:
+            continue
+        kind, name = found["kind"], found["name"]
+        if kind == "bucket":
+            bucket = BUCKET.match(name)
+            types[_base(bucket["type"] if bucket else name)] += path.stat().st_size
+        elif kind in INDEX_KINDS:
+            owner = by_id.get(int(found["file_id"])) or by_name.get(name.removesuffix("_vecgraph"), name)
+            index_bytes[f"{owner} {INDEX_KINDS[kind]}"] += path.stat().st_size
+    return types, index_bytes
+
+
+def report(runtime: Runtime, types_shown: tuple[str, ...] = SHOWN) -> dict[str, float]:
+    """Print bytes on disk: the whole database, per type with bytes per record, and per index."""
+    types, index_bytes = sizes(runtime)
+    total = sum(types.values()) + sum(index_bytes.values())
+    print(f"  on disk: {total / 2**20:.0f} MiB in all, {sum(types.values()) / 2**20:.0f} MiB records and edge "
+          f"lists, {sum(index_bytes.values()) / 2**20:.0f} MiB indexes")
+    measured: dict[str, float] = {"disk MiB": total / 2**20}
+    for type_name in types_shown:
+        if type_name not in types:
+            continue
+        records = _count(runtime, type_name)
+        per = types[type_name] / records if records else float("nan")
+        print(f"    {type_name:<10} {records:>9} records {types[type_name] / 2**20:8.1f} MiB  {per:7.0f} B each")
+        measured[f"{type_name} B"] = per
+    for name, size in index_bytes.most_common(12):
+        print(f"    index {name:<40} {size / 2**20:8.1f} MiB")
+    return measured
+
+
+def rebuild(runtime: Runtime, ready: Callable[[], object], names: tuple[str, ...] = REBUILT) -> dict[str, float]:
+    """Seconds to rebuild each search index from its records (``REBUILD INDEX``: what recovering a lost or
+    corrupt index costs), until ``ready`` returns: the engine builds a vector index's graph in the background
+    after the command has answered, so ``ready`` waits for that and runs a search."""
+    client, url = _client(runtime)
+    seconds: dict[str, float] = {}
+    with client:
+        for name in names:
+            started = time.perf_counter()
+            arcadedb_sql(client, url, runtime.store.database, f"REBUILD INDEX `{name}`")
+            answered = time.perf_counter() - started
+            ready()
+            seconds[f"rebuild {name} s"] = time.perf_counter() - started
+            print(f"    rebuilt {name}: the command {answered:.1f} s, searchable again after "
+                  f"{seconds[f'rebuild {name} s']:.1f} s")
+    return seconds
