@@ -152,6 +152,8 @@ def engine_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     graphmem("engine", "start", env=env)
     try:
         yield data_dir
+        # every serve has stopped by now, and none of them stopped the engine it attached to
+        assert json.loads(graphmem("engine", "status", "--json", env=env).stdout)["state"] == "running"
     finally:
         graphmem("engine", "stop", env=env)
 
