@@ -23,8 +23,8 @@ from graphmem.runtime import Runtime
 from graphmem.store.schema import arcadedb_sql
 
 # <name>.<file id>.<page size>.v<version>.<kind>, where <name> is <type>_<bucket> or <type>_<bucket>_in_edges
-FILE = re.compile(r"^(?P<name>.+)\.(?P<file_id>\d+)\.\d+\.v\d+\.(?P<kind>[a-z]+)$")
-BUCKET = re.compile(r"^(?P<type>.+?)_\d+(?P<edges>_(?:in|out)_edges)?$")
+# (a vector index's graph has two more files, the same name with a second suffix: .vecgraphfp, .vecordmap)
+FILE = re.compile(r"^(?P<name>.+?)\.(?P<file_id>\d+)\.\d+\.v\d+\.(?P<kind>[a-z]+)(?:\.[a-z]+)?$")
 INDEX_KINDS = {"umtidx": "unique", "numtidx": "not unique", "lsmvecidx": "vector", "vecgraph": "vector"}
 SHOWN = ("Document", "Fact", "Chunk", "Entity", "MENTIONS", "CONTAINS", "RELATES", "PREVIOUS_VERSION")
 REBUILT = ("Fact[embedding]", "Fact[text]", "Chunk[embedding]", "Chunk[text]")
@@ -47,6 +47,15 @@ def _indexes(runtime: Runtime) -> tuple[dict[int, str], dict[str, str]]:
     return {int(row["fileId"]): label[row["name"]] for row in rows if row.get("fileId") is not None}, label
 
 
+def _bucket_types(runtime: Runtime) -> dict[str, str]:
+    """Each bucket's type (a bucket's name need not start with its type's: a node with two labels lives in a
+    type of its own)."""
+    client, url = _client(runtime)
+    with client:
+        rows = arcadedb_sql(client, url, runtime.store.database, "SELECT name, buckets FROM schema:types", read=True)
+    return {bucket: row["name"] for row in rows for bucket in row.get("buckets") or []}
+
+
 def _count(runtime: Runtime, type_name: str) -> int:
     client, url = _client(runtime)
     with client:
@@ -62,33 +71,38 @@ def _base(type_name: str) -> str:
     return next((shown for shown in SHOWN if shown in labels), type_name)
 
 
-def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str]]:
-    """(bytes per type, records and edge lists together; bytes per index), from the database's files."""
+def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str], int]:
+    """(bytes per type, records and edge lists together; bytes per index; bytes of every other file: the
+    write-ahead log, the dictionary), from the database's files."""
     assert runtime.engine is not None
     directory = Path(runtime.engine.root) / "databases" / runtime.store.database
     by_id, by_name = _indexes(runtime)
+    bucket_types = _bucket_types(runtime)
     types: Counter[str] = Counter()
     index_bytes: Counter[str] = Counter()
+    other = 0
     for path in directory.iterdir():
         found = FILE.match(path.name)
-        if found is None:
+        if found is None or (found["kind"] != "bucket" and found["kind"] not in INDEX_KINDS):
+            other += path.stat().st_size
             continue
         kind, name = found["kind"], found["name"]
         if kind == "bucket":
-            bucket = BUCKET.match(name)
-            types[_base(bucket["type"] if bucket else name)] += path.stat().st_size
+            bucket = name.removesuffix("_in_edges").removesuffix("_out_edges")
+            types[_base(bucket_types.get(bucket, bucket))] += path.stat().st_size
         elif kind in INDEX_KINDS:
             owner = by_id.get(int(found["file_id"])) or by_name.get(name.removesuffix("_vecgraph"), name)
             index_bytes[f"{owner} {INDEX_KINDS[kind]}"] += path.stat().st_size
-    return types, index_bytes
+    return types, index_bytes, other
 
 
 def report(runtime: Runtime, types_shown: tuple[str, ...] = SHOWN) -> dict[str, float]:
     """Print bytes on disk: the whole database, per type with bytes per record, and per index."""
-    types, index_bytes = sizes(runtime)
-    total = sum(types.values()) + sum(index_bytes.values())
+    types, index_bytes, other = sizes(runtime)
+    total = sum(types.values()) + sum(index_bytes.values()) + other
     print(f"  on disk: {total / 2**20:.0f} MiB in all, {sum(types.values()) / 2**20:.0f} MiB records and edge "
-          f"lists, {sum(index_bytes.values()) / 2**20:.0f} MiB indexes")
+          f"lists, {sum(index_bytes.values()) / 2**20:.0f} MiB indexes, {other / 2**20:.0f} MiB write-ahead log "
+          "and the rest")
     measured: dict[str, float] = {"disk MiB": total / 2**20}
     for type_name in types_shown:
         if type_name not in types:
