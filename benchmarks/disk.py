@@ -25,7 +25,8 @@ from graphmem.store.schema import arcadedb_sql
 # <name>.<file id>.<page size>.v<version>.<kind>, where <name> is <type>_<bucket> or <type>_<bucket>_in_edges
 # (a vector index's graph has two more files, the same name with a second suffix: .vecgraphfp, .vecordmap)
 FILE = re.compile(r"^(?P<name>.+?)\.(?P<file_id>\d+)\.\d+\.v\d+\.(?P<kind>[a-z]+)(?:\.[a-z]+)?$")
-INDEX_KINDS = {"umtidx": "unique", "numtidx": "not unique", "lsmvecidx": "vector", "vecgraph": "vector"}
+INDEX_KINDS = {"umtidx": "unique", "numtidx": "not unique", "uctidx": "unique", "nuctidx": "not unique",
+               "lsmvecidx": "vector", "vecgraph": "vector"}  # ..ctidx: an index the engine has compacted
 SHOWN = ("Document", "Fact", "Chunk", "Entity", "MENTIONS", "CONTAINS", "RELATES", "PREVIOUS_VERSION")
 REBUILT = ("Fact[embedding]", "Fact[text]", "Chunk[embedding]", "Chunk[text]")
 
@@ -36,15 +37,32 @@ def _client(runtime: Runtime) -> tuple[httpx.Client, str]:
     return httpx.Client(auth=("root", engine.password()), timeout=3600.0), engine.http_url
 
 
-def _indexes(runtime: Runtime) -> tuple[dict[int, str], dict[str, str]]:
-    """Each index as "Type(property)", by its file's id and by its name (a vector index's ``_vecgraph`` file
-    carries the index's name, not its id)."""
+def _indexes(runtime: Runtime) -> dict[str, list[tuple[int, str]]]:
+    """Each bucket's indexes as (file id, "Type(property)"), by the bucket's name (an index's name is its
+    bucket's and a number: ``Fact_0_4679143105730``)."""
     client, url = _client(runtime)
     with client:
         rows = arcadedb_sql(client, url, runtime.store.database, "SELECT FROM schema:indexes", read=True)
-    label = {row["name"]: f"{_base(row['typeName'])}({', '.join(p for ps in row['properties'] for p in ps)})"
-             for row in rows}
-    return {int(row["fileId"]): label[row["name"]] for row in rows if row.get("fileId") is not None}, label
+    on: dict[str, list[tuple[int, str]]] = {}
+    for row in rows:
+        if row.get("fileId") is not None:
+            label = f"{_base(row['typeName'])}({', '.join(p for ps in row['properties'] for p in ps)})"
+            on.setdefault(row["name"].rsplit("_", 1)[0], []).append((int(row["fileId"]), label))
+    return on
+
+
+def _owner(indexes: dict[str, list[tuple[int, str]]], name: str, file_id: int) -> str:
+    """The index a file belongs to: the index of that file id; for a ``_vecgraph`` file, its vector index's;
+    for a part the engine compacted (it gets a name and a file of its own, which the schema does not list),
+    the index of its bucket whose current file the engine made next (the compaction starts it anew)."""
+    bucket = name.removesuffix("_vecgraph").rsplit("_", 1)[0]
+    candidates = sorted(indexes.get(bucket, []))
+    exact = [label for fid, label in candidates if fid == file_id]
+    if exact or name.endswith("_vecgraph"):
+        vector = [label for _, label in candidates if label.endswith("(embedding)")]
+        return (exact or vector or [name])[0]
+    later = [label for fid, label in candidates if fid > file_id]
+    return later[0] if later else name
 
 
 def _bucket_types(runtime: Runtime) -> dict[str, str]:
@@ -76,7 +94,7 @@ def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str], int]:
     write-ahead log, the dictionary), from the database's files."""
     assert runtime.engine is not None
     directory = Path(runtime.engine.root) / "databases" / runtime.store.database
-    by_id, by_name = _indexes(runtime)
+    indexes = _indexes(runtime)
     bucket_types = _bucket_types(runtime)
     types: Counter[str] = Counter()
     index_bytes: Counter[str] = Counter()
@@ -91,7 +109,7 @@ def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str], int]:
             bucket = name.removesuffix("_in_edges").removesuffix("_out_edges")
             types[_base(bucket_types.get(bucket, bucket))] += path.stat().st_size
         elif kind in INDEX_KINDS:
-            owner = by_id.get(int(found["file_id"])) or by_name.get(name.removesuffix("_vecgraph"), name)
+            owner = _owner(indexes, name, int(found["file_id"]))
             index_bytes[f"{owner} {INDEX_KINDS[kind]}"] += path.stat().st_size
     return types, index_bytes, other
 
