@@ -37,31 +37,32 @@ def _client(runtime: Runtime) -> tuple[httpx.Client, str]:
     return httpx.Client(auth=("root", engine.password()), timeout=3600.0), engine.http_url
 
 
-def _indexes(runtime: Runtime) -> dict[str, list[tuple[int, str]]]:
-    """Each bucket's indexes as (file id, "Type(property)"), by the bucket's name (an index's name is its
-    bucket's and a number: ``Fact_0_4679143105730``)."""
+def _indexes(runtime: Runtime) -> dict[str, list[tuple[int, str, bool]]]:
+    """Each bucket's indexes as (file id, "Type(property)", unique), by the bucket's name (an index's name is
+    its bucket's and a number: ``Fact_0_4679143105730``)."""
     client, url = _client(runtime)
     with client:
         rows = arcadedb_sql(client, url, runtime.store.database, "SELECT FROM schema:indexes", read=True)
-    on: dict[str, list[tuple[int, str]]] = {}
+    on: dict[str, list[tuple[int, str, bool]]] = {}
     for row in rows:
         if row.get("fileId") is not None:
             label = f"{_base(row['typeName'])}({', '.join(p for ps in row['properties'] for p in ps)})"
-            on.setdefault(row["name"].rsplit("_", 1)[0], []).append((int(row["fileId"]), label))
+            on.setdefault(row["name"].rsplit("_", 1)[0], []).append((int(row["fileId"]), label, bool(row["unique"])))
     return on
 
 
-def _owner(indexes: dict[str, list[tuple[int, str]]], name: str, file_id: int) -> str:
+def _owner(indexes: dict[str, list[tuple[int, str, bool]]], name: str, file_id: int, kind: str) -> str:
     """The index a file belongs to: the index of that file id; for a ``_vecgraph`` file, its vector index's;
     for a part the engine compacted (it gets a name and a file of its own, which the schema does not list),
-    the index of its bucket whose current file the engine made next (the compaction starts it anew)."""
+    the index of its bucket and uniqueness whose current file the engine made next (the compaction starts it
+    anew)."""
     bucket = name.removesuffix("_vecgraph").rsplit("_", 1)[0]
     candidates = sorted(indexes.get(bucket, []))
-    exact = [label for fid, label in candidates if fid == file_id]
+    exact = [label for fid, label, _ in candidates if fid == file_id]
     if exact or name.endswith("_vecgraph"):
-        vector = [label for _, label in candidates if label.endswith("(embedding)")]
+        vector = [label for _, label, _ in candidates if label.endswith("(embedding)")]
         return (exact or vector or [name])[0]
-    later = [label for fid, label in candidates if fid > file_id]
+    later = [label for fid, label, unique in candidates if fid > file_id and unique == (kind == "uctidx")]
     return later[0] if later else name
 
 
@@ -109,7 +110,7 @@ def sizes(runtime: Runtime) -> tuple[Counter[str], Counter[str], int]:
             bucket = name.removesuffix("_in_edges").removesuffix("_out_edges")
             types[_base(bucket_types.get(bucket, bucket))] += path.stat().st_size
         elif kind in INDEX_KINDS:
-            owner = _owner(indexes, name, int(found["file_id"]))
+            owner = _owner(indexes, name, int(found["file_id"]), kind)
             index_bytes[f"{owner} {INDEX_KINDS[kind]}"] += path.stat().st_size
     return types, index_bytes, other
 
