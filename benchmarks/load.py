@@ -41,8 +41,26 @@ time and starts it again on the same data directory while the clients go on (ret
 request_ids). The goals printed beside the figures are those of 50 clients for 5 minutes: no errors other than
 409 and 429, and less than 10% growth of the app's and the engine's resident memory from the middle to the end.
 
+``--processes N`` runs the deployment of the README's "Several app processes" instead of one serve: the bundled
+engine started once (``graphmem engine start``), a ``redis-server`` on a free port, N ``graphmem serve``
+processes attached to that engine (the one serve's environment, plus the Redis URL and one shared
+``GRAPHMEM_CURSOR_SECRET``) and nginx from deploy/nginx.conf with one upstream ``server`` line per process; the
+load goes to nginx, and everything is stopped at the end (the engine with ``graphmem engine stop``). The rate
+limits count in Redis at 1,000,000 a window (``RATE_LIMIT_NEVER``): every call pays the shared count's round
+trip to Redis, as a deployment that shares its limits does, and none is refused, so a 429 cannot shape the
+throughput of 1, 2 and 3 processes differently (turned off, limits would leave Redis out of the path being
+measured). The CPU seconds are summed over the N app processes (and each one's share printed), beside the
+engine's, nginx's (master and workers), Redis's, the generator's and every other process's, so the report
+says which side takes the cores first. Use the same ``--processes`` value for 1 process too: the figures
+then differ by the process count alone, not by nginx and Redis.
+
+``--cost-seconds S`` (any mode) adds, after the consistency check, each operation of the mix alone for S
+seconds with every client: the CPU per answered call of the app, the engine and the rest, which the mix
+cannot give (its CPU is one sum over six kinds of call); the phase's writes are not part of the check.
+
     .venv/bin/python benchmarks/load.py [--clients 50] [--seconds 300] [--seed 1] [--json out.json]
         [--url http://host:port --token ADMIN_TOKEN] [--kill-at SECONDS] [--embedder hashing]
+        [--processes N] [--cost-seconds S]
 
 Other code calls ``run_load(url, token, LoadOptions(...), at_mid_run=...)`` (a load against any URL; the
 callback runs at ``mid_run_at`` seconds, for a fault test to kill and restart a server) or ``serve_and_load``
@@ -59,6 +77,7 @@ import json
 import os
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -80,19 +99,21 @@ from ingest import fill, sentence  # the same generated sentences as the ingest 
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from nginx_proxy import nginx_process  # deploy/nginx.conf as the tests run it (a module beside this one)
 
 MIX: dict[str, float] = {"remember": 0.20, "search": 0.40, "recall": 0.20, "graph": 0.05, "mcp": 0.10,
                          "graphql": 0.05}
 EXPECTED_STATUSES = (409, 429)  # a lost compare-and-swap, a rate limit: answers the clients are built for
 GOAL_RSS_GROWTH = 0.10
 MIB = 1024 * 1024
+RATE_LIMIT_NEVER = "1000000"  # --processes: limits counted in Redis, never reached (see the docstring)
 
 QUESTIONS = ["Who works at {o}?", "Where did {p} move?", "Which team uses {t}?", "What happened in {c}?",
              "Who leads the platform team at {o}?", "When does {o} ship the {t} release?"]
 GRAPHQL_SEARCH = ("query($q: String!) { search(query: $q, first: 5) "
                   "{ edges { score node { ... on Memory { id content } } } } }")
 
-Processes = dict[str, psutil.Process | None]
+Processes = dict[str, psutil.Process | list[psutil.Process] | None]  # role -> its process (or processes)
 
 
 # ---- options and records ------------------------------------------------------------------------------------
@@ -113,6 +134,7 @@ class LoadOptions:
     drain_s: float = 180.0
     mid_run_at: float | None = None  # None: half of ``seconds``
     sample_every_s: float = 10.0
+    cost_seconds: float = 0.0  # after the check, each operation alone this long: its CPU per call (0: none)
 
 
 @dataclass(frozen=True)
@@ -195,6 +217,9 @@ class LoadResult:
     rss: dict[str, dict[str, int | None]] = field(default_factory=dict)  # sample -> role -> bytes
     rss_series: list[dict[str, Any]] = field(default_factory=list)
     cpu_s: dict[str, float] = field(default_factory=dict)
+    cpu_s_each: dict[str, list[float]] = field(default_factory=dict)  # role -> each of its processes' CPU seconds
+    op_cost: dict[str, dict[str, Any]] = field(default_factory=dict)  # operation alone -> rate, p95, CPU ms a call
+    servers: str = ""  # what the URL is in front of, when this tool started it
     load_average_max: float | None = None  # the machine's 1-minute load average, highest sample
     setup_s: float = 0.0  # credentials and the first memories, before the clock starts
     loop_lag_ms: dict[str, float | None] = field(default_factory=dict)
@@ -247,6 +272,7 @@ class LoadResult:
                 "acknowledged": {"memories": len(self.acks), "updates": len(self.updates),
                                  "unresolved": self.unresolved},
                 "setup_s": self.setup_s, "rss_bytes": self.rss, "rss_series": self.rss_series, "cpu_s": self.cpu_s,
+                "cpu_s_each": self.cpu_s_each, "op_cost": self.op_cost, "servers": self.servers,
                 "load_average_max": self.load_average_max,
                 "loop_lag_ms": self.loop_lag_ms, "mid_run": self.mid_run, "first_errors": self.first_errors,
                 "unexpected_errors": self.unexpected_errors, "server_log": self.server_log,
@@ -483,12 +509,13 @@ class Run:
 
     # -- the clients --
 
-    async def client_loop(self, client: Client) -> None:
+    async def client_loop(self, client: Client, mix: Mapping[str, float] = MIX) -> None:
+        """Calls drawn from ``mix`` until the deadline (the cost phase passes one operation alone)."""
         rng = random.Random(f"{self.options.seed}-client-{client.index}")
         operations: dict[str, Callable[[Client, random.Random], Any]] = {
             "remember": self.remember, "search": self.search, "recall": self.recall, "graph": self.graph,
             "mcp": self.mcp, "graphql": self.graphql}
-        names, weights = list(MIX), list(MIX.values())
+        names, weights = list(mix), list(mix.values())
         backoff = 0.0
         try:
             while time.monotonic() < self.deadline:
@@ -568,17 +595,16 @@ class Meter:
         found: dict[str, int | None] = {"app": None, "engine": None}
         current = self.processes() if self.processes is not None else {}
         current = {**current, "load generator": psutil.Process()}
-        for role, process in current.items():
-            if process is None:
-                continue
-            try:
-                rss, times = process.memory_info().rss, process.cpu_times()
-            except psutil.Error:
-                continue
-            found[role] = rss
-            used = float(times.user + times.system)
-            first, _ = self.cpu.get((role, process.pid), (used, used))
-            self.cpu[(role, process.pid)] = (first, used)
+        for role, held in current.items():
+            for process in held if isinstance(held, list) else [held] if held is not None else []:
+                try:
+                    rss, times = process.memory_info().rss, process.cpu_times()
+                except psutil.Error:
+                    continue
+                found[role] = (found.get(role) or 0) + rss  # a role of several processes: their sum
+                used = float(times.user + times.system)
+                first, _ = self.cpu.get((role, process.pid), (used, used))
+                self.cpu[(role, process.pid)] = (first, used)
         busy = psutil.cpu_times()
         busy_s = float(sum(busy) - busy.idle - getattr(busy, "iowait", 0.0))
         self.machine = (self.machine[0] if self.machine else busy_s, busy_s)
@@ -592,6 +618,13 @@ class Meter:
         if self.machine is not None:
             totals["other processes"] = round(max(0.0, self.machine[1] - self.machine[0] - sum(totals.values())), 1)
         return totals
+
+    def cpu_seconds_each(self) -> dict[str, list[float]]:
+        """Each process's CPU seconds, per role: whether one of several app processes took a whole core."""
+        each: dict[str, list[float]] = {}
+        for (role, _), (first, last) in self.cpu.items():
+            each.setdefault(role, []).append(round(last - first, 1))
+        return each
 
 
 def local_processes(url: str) -> Callable[[], Processes] | None:
@@ -861,6 +894,7 @@ async def _load(url: str, token: str, options: LoadOptions, at_mid_run: Callable
         await asyncio.gather(*background)
         result.rss["end"] = meter.sample()
         result.cpu_s = meter.cpu_seconds()
+        result.cpu_s_each = meter.cpu_seconds_each()
         result.load_average_max = round(max(meter.load_averages), 1) if meter.load_averages else None
         ordered = sorted(lags)
         result.loop_lag_ms = {"p50": _percentile(ordered, 50), "p99": _percentile(ordered, 99),
@@ -869,7 +903,32 @@ async def _load(url: str, token: str, options: LoadOptions, at_mid_run: Callable
                          f"{bound:.0f} s after the start" + (f"; cancelled: {hanging[:8]}" if hanging else ""))
         result.checks = [finished, *await check_consistency(run, clients, updaters, chains)]
         result.operations.pop("check", None)
+        if options.cost_seconds > 0:
+            result.op_cost = await _cost_per_operation(url, options, http, clients, processes)
         return result
+
+
+async def _cost_per_operation(url: str, options: LoadOptions, http: httpx.AsyncClient, clients: list[Client],
+                              processes: Callable[[], Processes] | None) -> dict[str, dict[str, Any]]:
+    """Each operation of the mix alone, ``cost_seconds`` with every client, one after the other: its answered
+    calls a second, p95, and CPU milliseconds per answered call of each role. In the mix the CPU is one sum over
+    six kinds of call; alone, an operation's cost is its own. The phase's writes are not checked."""
+    costs: dict[str, dict[str, Any]] = {}
+    for name in MIX:
+        phase = Run(url, replace(options, seconds=options.cost_seconds), http)
+        meter = Meter(processes)
+        await asyncio.to_thread(meter.sample)
+        began = time.monotonic()
+        phase.deadline = began + options.cost_seconds
+        await asyncio.gather(*(phase.client_loop(client, {name: 1.0}) for client in clients))
+        elapsed = (phase.finished_at or time.monotonic()) - began  # without the MCP sessions' closing
+        await asyncio.to_thread(meter.sample)
+        stats = phase.stats(name)
+        answered = len(stats.latencies)
+        costs[name] = {"seconds": round(elapsed, 1), **stats.summary(elapsed), "cpu_ms_per_call": {
+            role: round(seconds * 1000 / answered, 1) if answered else None
+            for role, seconds in meter.cpu_seconds().items()}}
+    return costs
 
 
 def run_load(url: str, token: str, options: LoadOptions = LoadOptions(), *,
@@ -905,34 +964,62 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def serve_env(embedder: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of what this tool starts: this one without ``GRAPHMEM_`` settings (a developer's would
+    change what is measured), with ``embedder`` and ``env`` on top."""
+    found = {key: value for key, value in os.environ.items() if not key.startswith("GRAPHMEM_")}
+    found["HF_HUB_OFFLINE"] = "1"
+    if embedder:
+        found["GRAPHMEM_EMBEDDER"] = embedder
+    found.update(env or {})
+    return found
+
+
+def engine_process(data_dir: Path) -> psutil.Process | None:
+    """The engine of a data directory, found by its command line (as the tests find it)."""
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        if any(arg.startswith(f"-Darcadedb.server.rootPath={data_dir}") for arg in cmdline):
+            return process
+    return None
+
+
 class Serve:
     """``graphmem serve`` on 127.0.0.1 on a data directory: started, killed with SIGKILL and started again on the
-    same directory and port, stopped. Its environment is this one without ``GRAPHMEM_`` settings (a developer's
-    would change what is measured), with ``env`` on top."""
+    same directory and port, stopped. Its environment is ``serve_env``'s. ``owns_engine`` False: it attaches to
+    an engine started before it (``graphmem engine start``), which its stop leaves running."""
 
     def __init__(self, data_dir: Path, *, embedder: str | None = None, env: Mapping[str, str] | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, log: Path | None = None, owns_engine: bool = True) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = data_dir / "serve.log"
-        self.env = {key: value for key, value in os.environ.items() if not key.startswith("GRAPHMEM_")}
-        self.env["HF_HUB_OFFLINE"] = "1"
-        if embedder:
-            self.env["GRAPHMEM_EMBEDDER"] = embedder
-        self.env.update(env or {})
+        self.log = log or data_dir / "serve.log"
+        self.env = serve_env(embedder, env)
+        self.owns_engine = owns_engine
         self.process: subprocess.Popen[bytes] | None = None
+        self.began = 0.0
         self.starts: list[float] = []  # seconds each start took until it answered
 
     def start(self, timeout_s: float = 600) -> None:
         """Start and wait for /ready (after a restart under load: until only the engine's index builds are left,
         which may wait for the writes to pause)."""
+        self.launch()
+        self.wait_ready(timeout_s)
+
+    def launch(self) -> None:
+        """Start the process, not waiting for it: several serves start side by side, then each is waited for."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        began = time.monotonic()
+        self.began = time.monotonic()
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "graphmem.cli", "serve", "--port", str(self.port), "--data-dir",
                  str(self.data_dir), "--log-level", "warning"], env=self.env, stdout=out, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout_s: float = 600) -> None:
+        """Wait for /ready; a serve that exits or does not answer in time is killed and raises."""
+        assert self.process is not None
+        began = self.began
         try:
             while True:
                 with contextlib.suppress(httpx.HTTPError, ValueError):
@@ -953,19 +1040,17 @@ class Serve:
         return (self.data_dir / "owner-token").read_text().strip()
 
     def engine(self) -> psutil.Process | None:
-        """The engine of this data directory, found by its command line (as the tests find it)."""
-        for process in psutil.process_iter(["cmdline"]):
-            cmdline = process.info.get("cmdline") or []
-            if any(arg.startswith(f"-Darcadedb.server.rootPath={self.data_dir}") for arg in cmdline):
-                return process
+        return engine_process(self.data_dir)
+
+    def app(self) -> psutil.Process | None:
+        """The serve's process, while it runs."""
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                return psutil.Process(self.process.pid)
         return None
 
     def processes(self) -> Processes:
-        app = None
-        if self.process is not None and self.process.poll() is None:
-            with contextlib.suppress(psutil.Error):
-                app = psutil.Process(self.process.pid)
-        return {"app": app, "engine": self.engine()}
+        return {"app": self.app(), "engine": self.engine()}
 
     def kill_and_restart(self) -> None:
         """SIGKILL the app (its engine, asked to die with it, gets SIGTERM from the kernel) and start it again."""
@@ -983,7 +1068,7 @@ class Serve:
                 self.process.kill()
                 self.process.wait()
         deadline = time.monotonic() + 30
-        while (engine := self.engine()) is not None:
+        while self.owns_engine and (engine := self.engine()) is not None:
             if time.monotonic() > deadline:
                 engine.kill()
             time.sleep(0.2)
@@ -1025,6 +1110,133 @@ def serve_and_load(data_dir: Path, options: LoadOptions = LoadOptions(), *, kill
     return result, serve
 
 
+class Cluster:
+    """``--processes N``: the bundled engine started once, a redis-server, N serves attached to the engine and
+    nginx from deploy/nginx.conf in front of them, all in ``directory`` (the module's docstring says why the rate
+    limits are what they are). ``start`` leaves nothing running when it fails; ``stop`` stops all of it."""
+
+    def __init__(self, directory: Path, count: int, *, embedder: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.directory = directory
+        self.data_dir = directory / "data"
+        self.count = count
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.redis_port = free_port()
+        self.env = serve_env(embedder, {
+            "GRAPHMEM_RATE_LIMIT_STORAGE": f"redis://127.0.0.1:{self.redis_port}",
+            "GRAPHMEM_RATE_LIMIT_READS": RATE_LIMIT_NEVER, "GRAPHMEM_RATE_LIMIT_WRITES": RATE_LIMIT_NEVER,
+            "GRAPHMEM_CURSOR_SECRET": secrets.token_hex(32), **(env or {})})
+        self.serves: list[Serve] = []
+        self.redis: subprocess.Popen[bytes] | None = None
+        self.nginx: subprocess.Popen[bytes] | None = None
+        self.stack = contextlib.ExitStack()
+
+    def _graphmem(self, *args: str) -> None:
+        subprocess.run([sys.executable, "-m", "graphmem.cli", *args, "--data-dir", str(self.data_dir)],
+                       env=self.env, check=True, capture_output=True, timeout=300)
+
+    def start(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as stack:
+            self._graphmem("engine", "start")
+            stack.callback(self._graphmem, "engine", "stop")
+            self.redis = self._start_redis()
+            stack.callback(_terminate, self.redis)
+            self.serves = [Serve(self.data_dir, env=self.env, log=self.directory / f"serve-{n}.log",
+                                 owns_engine=False) for n in range(1, self.count + 1)]
+            for serve in self.serves:  # side by side: their warm-ups share the cores as they would in production
+                stack.callback(serve.stop)
+                serve.launch()
+            for serve in self.serves:
+                serve.wait_ready()
+            self.nginx = stack.enter_context(nginx_process(
+                self.directory / "nginx", self.port, [f"127.0.0.1:{serve.port}" for serve in self.serves]))
+            self.stack = stack.pop_all()
+
+    def _start_redis(self) -> subprocess.Popen[bytes]:
+        """redis-server on 127.0.0.1, persisting nothing, answering PING."""
+        binary = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
+        if binary is None:
+            raise RuntimeError("redis-server is missing (apt-get install redis-server)")
+        with (self.directory / "redis.log").open("ab") as log:
+            process = subprocess.Popen([binary, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+                                        "--appendonly", "no", "--dir", str(self.directory)],
+                                       stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.redis_port), 1) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return process
+            if process.poll() is not None or time.monotonic() > deadline:
+                _terminate(process)
+                raise RuntimeError(f"redis-server did not start: {(self.directory / 'redis.log').read_text()}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.stack.close()
+
+    @property
+    def token(self) -> str:
+        return (self.data_dir / "owner-token").read_text().strip()
+
+    def processes(self) -> Processes:
+        """Every app process, the engine, nginx's master and workers, Redis: each role metered as one sum."""
+        nginx: list[psutil.Process] = []
+        if self.nginx is not None and self.nginx.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                master = psutil.Process(self.nginx.pid)
+                nginx = [master, *master.children()]
+        redis = None
+        if self.redis is not None and self.redis.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                redis = psutil.Process(self.redis.pid)
+        return {"app": [app for serve in self.serves if (app := serve.app()) is not None],
+                "engine": engine_process(self.data_dir), "nginx": nginx, "redis": redis}
+
+    def log_errors(self) -> dict[str, int]:
+        """The serves' WARNING and ERROR lines (summed over them) and nginx's [warn] and worse ones."""
+        found: Counter[str] = Counter()
+        for serve in self.serves:
+            found.update(serve.log_errors())
+        log = self.directory / "nginx" / "nginx.log"
+        if log.exists():
+            for line in log.read_text(errors="replace").splitlines():
+                level = re.search(r" \[(warn|error|crit|alert|emerg)\] \d+#\d+: (?:\*\d+ )?(.*)", line)
+                if level:
+                    text = re.sub(r"\b\d+\b", "N", level[2])
+                    found[f"nginx {level[1]} {text[:200]}"] += 1
+        return dict(found)
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def cluster_and_load(directory: Path, count: int, options: LoadOptions = LoadOptions(), *,
+                     embedder: str | None = None,
+                     env: Mapping[str, str] | None = None) -> tuple[LoadResult, Cluster]:
+    """Start a ``Cluster`` of ``count`` serves in ``directory`` (new), run the load against its nginx, stop it.
+    Returns the result and the stopped cluster (its logs, its serves' start times)."""
+    cluster = Cluster(directory, count, embedder=embedder, env=env)
+    cluster.start()
+    try:
+        result = run_load(cluster.url, cluster.token, options, processes=cluster.processes)
+    finally:
+        cluster.stop()
+    result.servers = (f"nginx before {count} graphmem serve processes on one engine (graphmem engine start), "
+                      f"rate limits in Redis")
+    result.server_log = cluster.log_errors()
+    return result, cluster
+
+
 # ---- the report ------------------------------------------------------------------------------------------------
 
 
@@ -1032,6 +1244,7 @@ def report(result: LoadResult) -> str:
     options = result.options
     lines = [f"{options.clients} clients + {options.updaters} updaters for {result.seconds:.0f} s against "
              f"{result.url}, seed {options.seed} (setup before the clock: {result.setup_s:.0f} s)",
+             *([result.servers] if result.servers else []),
              f"{'operation':<16} {'calls':>7} {'ok':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'ok/s':>7}  "
              f"other answers and exceptions"]
     for name, stats in result.operations.items():
@@ -1051,7 +1264,7 @@ def report(result: LoadResult) -> str:
     lines.append(f"all mixed operations: {sum(len(s.latencies) for s in timed) / result.seconds:.1f} answered "
                  f"calls/s; {len(result.acks)} memories and {len(result.updates)} updates acknowledged")
     lines.append(f"{'resident memory MiB':<20} {'start':>8} {'middle':>8} {'end':>8} {'middle→end':>11}")
-    for role in ("app", "engine", "load generator"):
+    for role in ("app", "engine", *(["nginx", "redis"] if "nginx" in result.cpu_s else []), "load generator"):
         values = [result.rss.get(moment, {}).get(role) for moment in ("start", "middle", "end")]
         growth = result.rss_growth(role)
         lines.append(f"{role:<20} " + " ".join(f"{v / MIB:8.0f}" if v else f"{'-':>8}" for v in values)
@@ -1060,8 +1273,18 @@ def report(result: LoadResult) -> str:
                     for role, seconds in result.cpu_s.items()) if result.seconds else ""
     lines.append(f"CPU over the run: {cpu}; the machine's load average up to {result.load_average_max} on "
                  f"{psutil.cpu_count()} cores")
+    lines += cpu_verdict(result)
     lines.append(f"the load generator's event loop woke sleepers late by p50 {result.loop_lag_ms.get('p50')} ms, "
                  f"p99 {result.loop_lag_ms.get('p99')} ms, max {result.loop_lag_ms.get('max')} ms")
+    if result.op_cost:
+        roles = [role for role in ("app", "engine", "nginx", "redis", "load generator", "other processes")
+                 if any(role in cost["cpu_ms_per_call"] for cost in result.op_cost.values())]
+        lines.append(f"each operation alone, {options.cost_seconds:.0f} s with {options.clients} clients: CPU ms "
+                     f"per answered call")
+        lines.append(f"{'operation':<12} {'ok/s':>7} {'p95 ms':>8} " + " ".join(f"{role:>15}" for role in roles))
+        for name, cost in result.op_cost.items():
+            lines.append(f"{name:<12} {cost['ok_per_s'] or '-':>7} {cost['p95_ms'] or '-':>8} "
+                         + " ".join(f"{_or_dash(cost['cpu_ms_per_call'].get(role)):>15}" for role in roles))
     if result.mid_run:
         lines.append(f"mid-run: {result.mid_run}")
     if result.server_log:
@@ -1077,6 +1300,42 @@ def report(result: LoadResult) -> str:
     return "\n".join(lines)
 
 
+def _or_dash(value: float | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def cpu_verdict(result: LoadResult) -> list[str]:
+    """Each role's share of the machine's CPU over the run, each app process's share of a core, the app's CPU
+    per answered call (an average over the mix), and which side takes the cores first: with the cores full, the
+    side with the larger share; with cores idle, an app process at a whole core (one event loop, one GIL)."""
+    cores = psutil.cpu_count() or 1
+    if not result.seconds or not result.cpu_s:
+        return []
+    share = {role: seconds / (result.seconds * cores) for role, seconds in result.cpu_s.items()}
+    busy = sum(share.values())
+    apps = [seconds / result.seconds for seconds in result.cpu_s_each.get("app", [])]
+    answered = sum(len(stats.latencies) for name, stats in result.operations.items() if ":setup" not in name)
+    lines = [f"share of the machine's CPU ({cores} cores): " + ", ".join(f"{role} {value:.0%}"
+                                                                       for role, value in share.items())
+             + f"; busy {busy:.0%}",
+             "each app process: " + ", ".join(f"{value:.0%} of a core" for value in apps)]
+    if answered:
+        lines.append(f"CPU per answered call, averaged over the mix ({answered} calls, updates and their reads "
+                     f"included): app {result.cpu_s.get('app', 0) * 1000 / answered:.1f} ms, engine "
+                     f"{result.cpu_s.get('engine', 0) * 1000 / answered:.1f} ms")
+    app, engine = share.get("app", 0.0), share.get("engine", 0.0)
+    if busy >= 0.9:
+        first = "the app" if app >= engine else "the engine"
+        lines.append(f"saturates first: the machine's cores ({busy:.0%} busy); of them {first} takes the larger "
+                     f"share (app {app:.0%}, engine {engine:.0%})")
+    elif apps and max(apps) >= 0.9:
+        lines.append(f"saturates first: the app (a process at {max(apps):.0%} of a core, cores left idle)")
+    else:
+        lines.append(f"saturates first: neither (the machine {busy:.0%} busy): the calls wait on something other "
+                     f"than CPU")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -1089,13 +1348,27 @@ def main() -> None:
     parser.add_argument("--embedder", help="the serve started here: GRAPHMEM_EMBEDDER (default: the server's)")
     parser.add_argument("--updaters", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=60, help="seconds a call may take")
+    parser.add_argument("--processes", type=int, help="this many serves on one engine, behind nginx, with Redis")
+    parser.add_argument("--cost-seconds", type=float, default=0,
+                        help="after the check, each operation alone this long: its CPU per call")
     args = parser.parse_args()
     options = LoadOptions(clients=args.clients, seconds=args.seconds, seed=args.seed, updaters=args.updaters,
-                          timeout_s=args.timeout)
+                          timeout_s=args.timeout, cost_seconds=args.cost_seconds)
+    if args.processes is not None and (args.processes < 1 or args.url or args.kill_at is not None):
+        parser.error("--processes needs a count of 1 or more, and neither --url nor --kill-at")
     if args.url:
         if not args.token or args.kill_at is not None:
             parser.error("--url needs --token, and --kill-at only works on the serve this tool starts")
         result = run_load(args.url, args.token, options)
+    elif args.processes:
+        directory = Path(tempfile.mkdtemp(prefix="graphmem-load-"))
+        print(f"starting the engine, Redis, {args.processes} serves and nginx in {directory}", file=sys.stderr)
+        result, cluster = cluster_and_load(directory, args.processes, options, embedder=args.embedder)
+        print(f"serves started in {[serve.starts for serve in cluster.serves]} s", file=sys.stderr)
+        if result.passed:
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            print(f"kept for inspection: {directory}", file=sys.stderr)
     else:
         directory = Path(tempfile.mkdtemp(prefix="graphmem-load-"))
         print(f"starting graphmem serve on {directory}", file=sys.stderr)

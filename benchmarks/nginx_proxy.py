@@ -1,0 +1,86 @@
+"""deploy/nginx.conf run outside a container: the file as shipped with its two marked lines rewritten (the port
+nginx listens on, the app servers it proxies to), and nginx running it from a directory of its own. One copy for
+the tests (tests/nginx_helpers.py imports it) and the benchmarks (``load.py --processes``), so both run the same
+file the same way."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+NGINX_CONF = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
+NGINX_MISSING = "nginx is not installed: .ci/run installs it (Debian: apt-get install nginx)"
+LISTEN = re.compile(r"^(?P<indent>[ \t]*)listen \S+;[ \t]*# @listen$", re.MULTILINE)
+UPSTREAM = re.compile(r"^(?P<indent>[ \t]*)server \S+(?P<params>[^;\n]*);[ \t]*# @upstream$", re.MULTILINE)
+
+
+def nginx_binary() -> str:
+    """The nginx on PATH (or Debian's /usr/sbin, off a non-root PATH); fails, never skips, when there is none."""
+    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    assert found is not None, NGINX_MISSING
+    return found
+
+
+def rewritten(listen: str, upstreams: list[str], text: str | None = None) -> str:
+    """deploy/nginx.conf listening on ``listen`` (``127.0.0.1:8080``) and proxying to ``upstreams``
+    (``host:port`` each), with the shipped server parameters (max_fails, fail_timeout) on every server line.
+    Fails when a marked line is not there exactly once: the file and its users must change together."""
+    text = NGINX_CONF.read_text() if text is None else text
+    for marked in (LISTEN, UPSTREAM):
+        assert len(marked.findall(text)) == 1, f"{NGINX_CONF}: expected one line matching {marked.pattern}"
+    text = LISTEN.sub(lambda m: f"{m['indent']}listen {listen};", text)
+    return UPSTREAM.sub(lambda m: "\n".join(f"{m['indent']}server {address}{m['params']};"
+                                            for address in upstreams), text)
+
+
+def nginx_command(prefix: Path, *options: str) -> list[str]:
+    """nginx on ``prefix``/nginx.conf with every path under ``prefix``. Run as root, nginx's workers would
+    be `nobody`, who cannot enter pytest's private temporary directory: they stay root there."""
+    directives = "daemon off;" + (" user root;" if os.geteuid() == 0 else "")
+    return [nginx_binary(), "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"), "-e", "stderr",
+            "-g", directives, *options]
+
+
+@contextmanager
+def nginx_process(prefix: Path, port: int, upstreams: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+    """nginx from deploy/nginx.conf on 127.0.0.1:``port`` in front of ``upstreams``, listening, until the block
+    ends; yields its master process (``daemon off``: the process started here), for a caller that meters it.
+    Its log, ``prefix``/nginx.log, gets the access log (one line per request with the upstreams tried) and the
+    error log."""
+    prefix.mkdir(parents=True, exist_ok=True)
+    (prefix / "nginx.conf").write_text(rewritten(f"127.0.0.1:{port}", upstreams))
+    log = prefix / "nginx.log"
+    with log.open("ab") as output:  # appends, as nginx appends its access log to it
+        process = subprocess.Popen(nginx_command(prefix), stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            assert process.poll() is None, f"nginx exited {process.returncode}: {log.read_text()}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"nginx did not listen on {port}: {log.read_text()}"
+                time.sleep(0.05)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextmanager
+def running_nginx(prefix: Path, port: int, upstreams: list[str]) -> Iterator[Path]:
+    """``nginx_process``, yielding its log file instead (what the tests read)."""
+    with nginx_process(prefix, port, upstreams):
+        yield prefix / "nginx.log"
