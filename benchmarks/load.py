@@ -99,7 +99,7 @@ from ingest import fill, sentence  # the same generated sentences as the ingest 
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from nginx_proxy import nginx_process  # deploy/nginx.conf as the tests run it (a module beside this one)
+from nginx_proxy import nginx_process, stop  # deploy/nginx.conf as the tests run it (a module beside this one)
 
 MIX: dict[str, float] = {"remember": 0.20, "search": 0.40, "recall": 0.20, "graph": 0.05, "mcp": 0.10,
                          "graphql": 0.05}
@@ -1142,7 +1142,7 @@ class Cluster:
             self._graphmem("engine", "start")
             stack.callback(self._graphmem, "engine", "stop")
             self.redis = self._start_redis()
-            stack.callback(_terminate, self.redis)
+            stack.callback(stop, self.redis)
             self.serves = [Serve(self.data_dir, env=self.env, log=self.directory / f"serve-{n}.log",
                                  owns_engine=False) for n in range(1, self.count + 1)]
             for serve in self.serves:  # side by side: their warm-ups share the cores as they would in production
@@ -1170,7 +1170,7 @@ class Cluster:
                 if sock.recv(16).startswith(b"+PONG"):
                     return process
             if process.poll() is not None or time.monotonic() > deadline:
-                _terminate(process)
+                stop(process)
                 raise RuntimeError(f"redis-server did not start: {(self.directory / 'redis.log').read_text()}")
             time.sleep(0.1)
 
@@ -1208,16 +1208,6 @@ class Cluster:
                     text = re.sub(r"\b\d+\b", "N", level[2])
                     found[f"nginx {level[1]} {text[:200]}"] += 1
         return dict(found)
-
-
-def _terminate(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 def cluster_and_load(directory: Path, count: int, options: LoadOptions = LoadOptions(), *,

@@ -71,6 +71,12 @@ def nginx_process(prefix: Path, port: int, upstreams: list[str]) -> Iterator[sub
                 time.sleep(0.05)
         yield process
     finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 10 s: how nginx and the benchmark's other children are stopped."""
+    if process.poll() is None:
         process.terminate()
         try:
             process.wait(10)
