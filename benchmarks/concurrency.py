@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 import psutil
+
 from load import (
     Client,
     LoadOptions,

@@ -87,7 +87,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,8 @@ from ingest import fill, sentence  # the same generated sentences as the ingest 
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from nginx_proxy import nginx_process, stop  # deploy/nginx.conf as the tests run it (a module beside this one)
+
+from services import nginx_process, redis_process  # as the tests run them (a module beside this one)
 
 MIX: dict[str, float] = {"remember": 0.20, "search": 0.40, "recall": 0.20, "graph": 0.05, "mcp": 0.10,
                          "graphql": 0.05}
@@ -990,13 +991,15 @@ class Serve:
     an engine started before it (``graphmem engine start``), which its stop leaves running."""
 
     def __init__(self, data_dir: Path, *, embedder: str | None = None, env: Mapping[str, str] | None = None,
-                 port: int | None = None, log: Path | None = None, owns_engine: bool = True) -> None:
+                 port: int | None = None, log: Path | None = None, owns_engine: bool = True,
+                 args: Sequence[str] = ()) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log or data_dir / "serve.log"
         self.env = serve_env(embedder, env)
         self.owns_engine = owns_engine
+        self.args = list(args)  # more of serve's options (--workers N)
         self.process: subprocess.Popen[bytes] | None = None
         self.began = 0.0
         self.starts: list[float] = []  # seconds each start took until it answered
@@ -1014,7 +1017,8 @@ class Serve:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "graphmem.cli", "serve", "--port", str(self.port), "--data-dir",
-                 str(self.data_dir), "--log-level", "warning"], env=self.env, stdout=out, stderr=subprocess.STDOUT)
+                 str(self.data_dir), "--log-level", "warning", *self.args], env=self.env, stdout=out,
+                stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout_s: float = 600) -> None:
         """Wait for /ready; a serve that exits or does not answer in time is killed and raises."""
@@ -1141,8 +1145,7 @@ class Cluster:
         with contextlib.ExitStack() as stack:
             self._graphmem("engine", "start")
             stack.callback(self._graphmem, "engine", "stop")
-            self.redis = self._start_redis()
-            stack.callback(stop, self.redis)
+            self.redis = stack.enter_context(redis_process(self.directory, self.redis_port))
             self.serves = [Serve(self.data_dir, env=self.env, log=self.directory / f"serve-{n}.log",
                                  owns_engine=False) for n in range(1, self.count + 1)]
             for serve in self.serves:  # side by side: their warm-ups share the cores as they would in production
@@ -1153,26 +1156,6 @@ class Cluster:
             self.nginx = stack.enter_context(nginx_process(
                 self.directory / "nginx", self.port, [f"127.0.0.1:{serve.port}" for serve in self.serves]))
             self.stack = stack.pop_all()
-
-    def _start_redis(self) -> subprocess.Popen[bytes]:
-        """redis-server on 127.0.0.1, persisting nothing, answering PING."""
-        binary = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
-        if binary is None:
-            raise RuntimeError("redis-server is missing (apt-get install redis-server)")
-        with (self.directory / "redis.log").open("ab") as log:
-            process = subprocess.Popen([binary, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-                                        "--appendonly", "no", "--dir", str(self.directory)],
-                                       stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.redis_port), 1) as sock:
-                sock.sendall(b"PING\r\n")
-                if sock.recv(16).startswith(b"+PONG"):
-                    return process
-            if process.poll() is not None or time.monotonic() > deadline:
-                stop(process)
-                raise RuntimeError(f"redis-server did not start: {(self.directory / 'redis.log').read_text()}")
-            time.sleep(0.1)
 
     def stop(self) -> None:
         self.stack.close()

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from gold import load_gold, load_jsonl
 from mcp import Client
 
+from gold import load_gold, load_jsonl
 from graphmem.config import Settings, Toolset
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.mcp.server import build_server

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import conversations
-from gold import abstention, document_ranking, load_gold, load_jsonl, metrics, pipeline_rankings, run_update_scenarios
 
+from gold import abstention, document_ranking, load_gold, load_jsonl, metrics, pipeline_rankings, run_update_scenarios
 from graphmem.config import Settings
 from graphmem.model import CURRENT, CallerContext, SearchRequest
 from graphmem.results import Signal

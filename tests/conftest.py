@@ -6,6 +6,7 @@ Graph checks in tests use their own driver and their own Cypher, independent of 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,8 @@ from graphmem.store.engine import BundledEngine
 from helpers import engine_processes, graph_driver, make_settings, query
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The benchmarks are scripts, not a package: tests import their modules by name (load, gold, services).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 pytest_plugins = ["export_helpers"]  # the export modules' fixtures (spy, chain, hub)
 
 # What a test needs, as a marker: ``browser`` (headless Chromium; the module says so), ``engine`` (the bundled
@@ -128,11 +131,7 @@ def auth(runtime: Runtime, ns: str) -> dict[str, str]:
 def gold_ns(runtime: Runtime) -> str:
     """A namespace holding the gold set (benchmarks/data, 70 memories) and one version chain: the data the
     pages that show the graph are tried on."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from gold import load_gold
-
     from graphmem.model import UpdateInput
 
     namespace = f"gold-views-{uuid.uuid4().hex[:6]}"

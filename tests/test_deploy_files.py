@@ -25,7 +25,7 @@ from graphmem.config import Settings
 from graphmem.cursors import cursor_key
 from graphmem.errors import ConfigurationError
 from helpers import cypher_gate, make_settings, needs_gate
-from nginx_helpers import NGINX_CONF, UPSTREAM, nginx_command, rewritten
+from services import NGINX_CONF, UPSTREAM, nginx_command, rewritten
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,18 +7,15 @@ check; the write path, retries, versions and the restart are the same with any e
 
 from __future__ import annotations
 
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+import load
 from helpers import engine_processes
 from secret_scan import leaks
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks are scripts
-import load
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 

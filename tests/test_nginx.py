@@ -1,5 +1,5 @@
 """deploy/nginx.conf in front of two app servers: the real nginx (never skipped: .ci/run installs it) runs the
-shipped file, with only its listen and upstream lines rewritten (tests/nginx_helpers.py), before two uvicorn
+shipped file, with only its listen and upstream lines rewritten (benchmarks/services.py), before two uvicorn
 servers of the app on this process's store. Through it: the /v1 API, its body caps (nginx's own 413 over 2 MiB,
 10 MiB on /v1/jobs), a GraphQL subscription over WebSocket, the MCP SDK's client over Streamable HTTP, and a
 replica stopped while nginx keeps answering. Its access log names the upstream of every request, which is how
@@ -25,7 +25,7 @@ from graphmem.app import create_app
 from graphmem.runtime import Runtime
 from helpers import free_port, served
 from mcp_helpers import over_http
-from nginx_helpers import running_nginx
+from services import running_nginx
 
 MiB = 1024 * 1024
 LOGGED = re.compile(r'"(?P<method>[A-Z]+) (?P<path>\S+) [^"]*" (?P<status>\d{3}) \d+ \S+ '

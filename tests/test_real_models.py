@@ -5,7 +5,6 @@ hold these vectors)."""
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,7 +151,6 @@ def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
 
 def test_update_scenarios_of_the_gold_set_all_hold(real: Runtime) -> None:
     """benchmarks/data/updates.json with the real model: current, as-of and forgotten views, 100%."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from gold import run_update_scenarios
 
     results = run_update_scenarios(real.service, "gold-updates")
@@ -165,7 +163,6 @@ def test_gold_set_recall_floor_and_abstention(real: Runtime) -> None:
     benchmarks/quality.py measures (recall@5 0.918, recall@10 0.964, MRR 0.895-0.905 across runs at this
     commit's tuning: ties between facts break by their random ids); recall answers every answerable gold
     question and abstains on off-topic ones."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from gold import abstention, load_gold, load_jsonl, metrics, pipeline_rankings
     from quality import OFF_TOPIC, POOL
 

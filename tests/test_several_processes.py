@@ -17,8 +17,6 @@ and say so), real processes. The hashing embedder and no warm-up searches keep t
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +25,6 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +35,8 @@ import pytest
 from graphmem.config import Settings
 from graphmem.store.engine import BundledEngine
 from helpers import free_port, query
+from load import Serve, serve_env
+from services import redis_process
 
 pytestmark = pytest.mark.engine  # each test starts an engine of its own, through the CLI
 
@@ -51,96 +50,38 @@ def graphmem(*args: str, env: dict[str, str], **kwargs: Any) -> subprocess.Compl
                           text=True, timeout=START_S, check=True, **kwargs)
 
 
-def base_env(data_dir: Path, **settings: str) -> dict[str, str]:
-    """The environment of every process here: none of the developer's GRAPHMEM_ settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(GRAPHMEM_DATA_DIR=str(data_dir), GRAPHMEM_EMBEDDER="hashing", GRAPHMEM_WARM_UP_SEARCHES="0",
-               GRAPHMEM_WARM_UP_EXPORTS="0", GRAPHMEM_JOB_LEASE_S=str(LEASE_S), HF_HUB_OFFLINE="1",
-               GRAPHMEM_RATE_LIMIT_READS=str(READS_PER_WINDOW),
-               GRAPHMEM_CURSOR_SECRET="several-processes-share-this-cursor-secret-0123456789")
-    env.update(settings)
-    return env
-
-
-@dataclass
-class App:
-    url: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_S
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"{url} exited:\n{log.read_text()[-3000:]}"
-        try:
-            if httpx.get(url + "/ready", timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{url} not ready within {START_S} s:\n{log.read_text()[-3000:]}")
+def base_env(**settings: str) -> dict[str, str]:
+    """What every process here gets on top of ``load.serve_env`` (none of the developer's GRAPHMEM_ settings)."""
+    return serve_env("hashing", {
+        "GRAPHMEM_WARM_UP_SEARCHES": "0", "GRAPHMEM_WARM_UP_EXPORTS": "0", "GRAPHMEM_JOB_LEASE_S": str(LEASE_S),
+        "GRAPHMEM_RATE_LIMIT_READS": str(READS_PER_WINDOW),
+        "GRAPHMEM_CURSOR_SECRET": "several-processes-share-this-cursor-secret-0123456789", **settings})
 
 
 @contextmanager
-def apps(count: int, env: dict[str, str], logs: Path, *extra: str) -> Iterator[list[App]]:
-    """``count`` serve processes on free ports, started together, each ready; stopped at the end."""
-    started: list[App] = []
+def apps(count: int, data_dir: Path, env: dict[str, str], logs: Path, *args: str) -> Iterator[list[Serve]]:
+    """``count`` serves on ``data_dir`` on free ports (``benchmarks/load.py``'s), started side by side, each
+    ready; stopped at the end (and never waited for past its own exit: what happens to the engine is what the
+    tests look at)."""
+    started = [Serve(data_dir, env=env, log=logs / f"serve-{n}.log", owns_engine=False, args=args)
+               for n in range(count)]
     try:
-        for _ in range(count):
-            port = free_port()
-            log = logs / f"serve-{port}.log"
-            process = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port),
-                                        "--log-level", "warning", *extra],
-                                       env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-            started.append(App(f"http://127.0.0.1:{port}", process, log))
-        for app in started:
-            wait_ready(app.url, app.process, app.log)
+        for serve in started:
+            serve.launch()
+        for serve in started:
+            serve.wait_ready(START_S)
         yield started
     finally:
-        for app in started:
-            app.stop()
+        for serve in started:
+            serve.stop()
 
 
 @contextmanager
 def redis_server(directory: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A real redis-server on a free port, in ``directory``, persisting nothing."""
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is missing: .ci/run installs it (apt-get install redis-server)"
+    """A real redis-server on a free port (``benchmarks/services.py``), and its URI."""
     port = free_port()
-    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                "--appendonly", "no", "--dir", str(directory)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import redis
-
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline and process.poll() is None, "redis-server did not start"
-                time.sleep(0.1)
+    with redis_process(directory, port) as process:
         yield f"redis://127.0.0.1:{port}", process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -148,14 +89,15 @@ def engine_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A bundled engine started once, detached, as an operator would (``graphmem engine start``); every
     serve here attaches to it and none stops it."""
     data_dir = tmp_path_factory.mktemp("several") / "data"
-    env = base_env(data_dir)
-    graphmem("engine", "start", env=env)
+    env = base_env()
+    graphmem("engine", "start", "--data-dir", str(data_dir), env=env)
     try:
         yield data_dir
         # every serve has stopped by now, and none of them stopped the engine it attached to
-        assert json.loads(graphmem("engine", "status", "--json", env=env).stdout)["state"] == "running"
+        assert json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir),
+                                   env=env).stdout)["state"] == "running"
     finally:
-        graphmem("engine", "stop", env=env)
+        graphmem("engine", "stop", "--data-dir", str(data_dir), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +112,7 @@ def owner(data_dir: Path) -> dict[str, str]:
     return {"Authorization": f"Bearer {(data_dir / 'owner-token').read_text().strip()}"}
 
 
-def credential(app: App, headers: dict[str, str], namespace: str,
+def credential(app: Serve, headers: dict[str, str], namespace: str,
                scopes: str = "read_write") -> tuple[str, dict[str, str]]:
     """A credential of ``namespace`` made through ``app``: its id, and its bearer header."""
     made = httpx.post(app.url + "/api/credentials", headers=headers, timeout=30,
@@ -179,11 +121,11 @@ def credential(app: App, headers: dict[str, str], namespace: str,
     return made.json()["id"], {"Authorization": f"Bearer {made.json()['token']}"}
 
 
-def remember(app: App, headers: dict[str, str], content: str, **fields: Any) -> httpx.Response:
+def remember(app: Serve, headers: dict[str, str], content: str, **fields: Any) -> httpx.Response:
     return httpx.post(app.url + "/v1/remember", headers=headers, json={"content": content, **fields}, timeout=60)
 
 
-def reads_allowed(servers: list[App], headers: dict[str, str], reads: int) -> int:
+def reads_allowed(servers: list[Serve], headers: dict[str, str], reads: int) -> int:
     """How many of ``reads`` list calls, sent round-robin to ``servers``, are let through (others: 429)."""
     allowed = 0
     for number in range(reads):
@@ -195,7 +137,7 @@ def reads_allowed(servers: list[App], headers: dict[str, str], reads: int) -> in
 
 def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Driver, tmp_path: Path) -> None:
     with redis_server(tmp_path) as (redis_uri, redis), \
-            apps(3, base_env(engine_dir, GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
+            apps(3, engine_dir, base_env(GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
         a, b, c = servers
         admin = owner(engine_dir)
         ns = f"mp-{uuid.uuid4().hex[:8]}"
@@ -274,7 +216,7 @@ def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Drive
             time.sleep(0.5)
         assert status["attempts"] == 2
         owner_pid = query(graph, "MATCH (j:Job {id: $id}) RETURN j.lease_owner AS owner", id=job_id)[0]["owner"]
-        assert owner_pid is None or f":{claimant.pid}:" not in owner_pid
+        assert owner_pid is None or f":{pid_of(claimant)}:" not in owner_pid
         assert query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN count(d) AS n, "
                             "count(DISTINCT d.content) AS distinct", ns=job_ns) == [{"n": 400, "distinct": 400}]
 
@@ -285,7 +227,7 @@ def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Drive
         assert unreachable.status_code == 503 and unreachable.json()["error"]["code"] == "unavailable"
 
 
-def claimed_by(graph: neo4j.Driver, job_id: str, servers: list[App]) -> App:
+def claimed_by(graph: neo4j.Driver, job_id: str, servers: list[Serve]) -> Serve:
     """The process whose job worker holds the job's lease (its worker id names its PID), while it runs."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -294,9 +236,14 @@ def claimed_by(graph: neo4j.Driver, job_id: str, servers: list[App]) -> App:
         assert rows and rows[0]["status"] in ("queued", "running"), f"the job ended before it could be killed: {rows}"
         if rows[0]["status"] == "running":
             pid = int(rows[0]["owner"].split(":")[1])
-            return next(app for app in servers if app.pid == pid)
+            return next(app for app in servers if pid_of(app) == pid)
         time.sleep(0.05)
     raise AssertionError("no process claimed the job")
+
+
+def pid_of(serve: Serve) -> int:
+    assert serve.process is not None
+    return serve.process.pid
 
 
 def mcp_result(answer: httpx.Response) -> dict[str, Any]:
@@ -312,7 +259,7 @@ def mcp_result(answer: httpx.Response) -> dict[str, Any]:
 def test_rate_limits_in_memory_are_counted_per_process(engine_dir: Path, tmp_path: Path) -> None:
     """The negative control of the shared count: two processes with the memory storage let a credential
     through twice as often, and each warns at start that it counts alone."""
-    with apps(2, base_env(engine_dir), tmp_path) as servers:
+    with apps(2, engine_dir, base_env(), tmp_path) as servers:
         _, limited = credential(servers[0], owner(engine_dir), f"mem-{uuid.uuid4().hex[:8]}", "read_only")
         assert reads_allowed(servers, limited, READS_PER_WINDOW + 3) == READS_PER_WINDOW + 3
         for app in servers:
@@ -323,18 +270,19 @@ def test_serve_with_workers_owns_its_engine_and_sums_its_metrics(tmp_path: Path)
     """``serve --workers 2`` on a data directory of its own: the parent starts the engine (workers attach),
     the metrics of a scrape count the requests every worker answered, and SIGTERM stops the engine too."""
     data_dir = tmp_path / "data"
-    env = base_env(data_dir)
-    with apps(1, env, tmp_path, "--workers", "2") as (server,):
+    env = base_env()
+    with apps(1, data_dir, env, tmp_path, "--workers", "2") as (server,):
         headers = owner(data_dir)
-        for _ in range(12):  # fresh connections: the kernel spreads them over the workers
+        for _ in range(30):  # fresh connections: the kernel spreads them over the workers (all 30 on the worker
+            # that answers the scrape, which would make the sum below pass without summing: 2^-30)
             assert httpx.get(server.url + "/v1/memories", headers=headers, timeout=30).status_code == 200
         assert httpx.get(server.url + "/health", timeout=10).json()["engine"]["owned"] is False  # a worker's view
         metrics = httpx.get(server.url + "/metrics", timeout=10).text
         line = next(line for line in metrics.splitlines()
                     if line.startswith('graphmem_http_requests_total{method="GET",route="/v1/memories"'))
-        assert float(line.rsplit(" ", 1)[1]) == 12
+        assert float(line.rsplit(" ", 1)[1]) == 30
         assert "2 worker processes serve this port: each process counts alone" in server.log.read_text()
-        status = json.loads(graphmem("engine", "status", "--json", env=env).stdout)
-        assert status["state"] == "running" and status["owner_pid"] == server.pid
-    status = json.loads(graphmem("engine", "status", "--json", env=env).stdout)
+        status = json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir), env=env).stdout)
+        assert status["state"] == "running" and status["owner_pid"] == pid_of(server)
+    status = json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir), env=env).stdout)
     assert status["state"] == "stopped"

@@ -1,7 +1,7 @@
-"""deploy/nginx.conf run outside a container: the file as shipped with its two marked lines rewritten (the port
-nginx listens on, the app servers it proxies to), and nginx running it from a directory of its own. One copy for
-the tests (tests/nginx_helpers.py imports it) and the benchmarks (``load.py --processes``), so both run the same
-file the same way."""
+"""The services several graphmem processes run beside: nginx from deploy/nginx.conf (the file as shipped with its
+two marked lines rewritten: the port nginx listens on, the app servers it proxies to) and redis-server for the
+rate limits, each run from a directory of its own. One copy for the tests (``tests/test_nginx.py``,
+``tests/test_several_processes.py``) and the benchmarks (``load.py --processes``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 NGINX_CONF = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
 NGINX_MISSING = "nginx is not installed: .ci/run installs it (Debian: apt-get install nginx)"
+REDIS_MISSING = "redis-server is not installed: .ci/run installs it (Debian: apt-get install redis-server)"
 LISTEN = re.compile(r"^(?P<indent>[ \t]*)listen \S+;[ \t]*# @listen$", re.MULTILINE)
 UPSTREAM = re.compile(r"^(?P<indent>[ \t]*)server \S+(?P<params>[^;\n]*);[ \t]*# @upstream$", re.MULTILINE)
 
@@ -90,3 +91,30 @@ def running_nginx(prefix: Path, port: int, upstreams: list[str]) -> Iterator[Pat
     """``nginx_process``, yielding its log file instead (what the tests read)."""
     with nginx_process(prefix, port, upstreams):
         yield prefix / "nginx.log"
+
+
+@contextmanager
+def redis_process(directory: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """redis-server on 127.0.0.1:``port``, persisting nothing, answering PING, until the block ends; its log is
+    ``directory``/redis.log. Fails, never skips, when redis-server is not installed."""
+    binary = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
+    assert binary is not None, REDIS_MISSING
+    directory.mkdir(parents=True, exist_ok=True)
+    log = directory / "redis.log"
+    with log.open("ab") as output:
+        process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                    "--appendonly", "no", "--dir", str(directory)],
+                                   stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with suppress(OSError), socket.create_connection(("127.0.0.1", port), 1) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    break
+            assert process.poll() is None and time.monotonic() < deadline, \
+                f"redis-server did not start: {log.read_text()}"
+            time.sleep(0.1)
+        yield process
+    finally:
+        stop(process)
