@@ -287,3 +287,39 @@ def test_a_read_of_a_record_caught_mid_write_is_retried_and_logged(retrying: Cal
     with pytest.raises(GraphmemError) as raised:
         retrying(10.0).write(broken)
     assert raised.value.http_status == 500 and raised.value.details["ref"]
+
+
+def test_an_engine_error_without_its_cause_is_tried_again_a_few_times(retrying: Callable[[float], GraphStore],
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """The same torn read, when the engine's message names only the statement: tried again up to
+    OPAQUE_ATTEMPTS times (it passes the next time), and a statement that keeps failing so is the caller's 500
+    after exactly that many tries, not a 503 after the whole retry budget."""
+    from graphmem.store.driver import OPAQUE_ATTEMPTS
+
+    def opaque() -> Neo4jError:
+        return Neo4jError._hydrate_neo4j(code="Neo.DatabaseError.General.UnknownError",
+                                         message="Error executing Cypher command: UNWIND $links AS link ...")
+
+    calls = 0
+
+    def torn_twice(tx: Tx) -> int:
+        nonlocal calls
+        calls += 1
+        if calls < OPAQUE_ATTEMPTS:
+            raise opaque()
+        return int(tx.single("ping") is not None)
+
+    with caplog.at_level("WARNING", logger="graphmem.store.driver"):
+        assert retrying(10.0).write(torn_twice) == 1 and calls == OPAQUE_ATTEMPTS
+    assert "without saying why" in caplog.text
+
+    calls = 0
+
+    def always(tx: Tx) -> None:
+        nonlocal calls
+        calls += 1
+        raise opaque()
+
+    with pytest.raises(GraphmemError) as raised:
+        retrying(10.0).write(always)
+    assert raised.value.http_status == 500 and raised.value.details["ref"] and calls == OPAQUE_ATTEMPTS

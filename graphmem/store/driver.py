@@ -36,7 +36,7 @@ from neo4j.exceptions import (
     SessionExpired,
     TransientError,
 )
-from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
+from tenacity import RetryCallState, Retrying, wait_random_exponential
 
 from graphmem.errors import Contended, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
@@ -191,12 +191,35 @@ _RACE_CODES = {"Neo.ClientError.Statement.EntityNotFound"}
 # concurrent writers; never reproduced alone). It is retried like a conflict, and logged: a read of a record caught
 # mid-write succeeds the next time, and a record that really is broken fails until the budget ends (503).
 _RACE_MESSAGES = ("broken chunk chain", "was modified during read")
+# The same torn read has also come without its cause: the engine's message is then only "Error executing Cypher
+# command: <the statement>" (seen once under twelve writers, its log naming the broken chunk chain). Such an
+# error says nothing either way, so it is tried again a little, not for the whole budget: a torn read passes the
+# next time, and a statement that really fails is still the caller's 500 after OPAQUE_ATTEMPTS.
+_OPAQUE_PREFIX = "Error executing Cypher command:"
+OPAQUE_ATTEMPTS = 3
 
 
 def _is_race(exc: Neo4jError) -> bool:
     """A record another transaction changed or deleted while this one read it (``_RACE_CODES``,
     ``_RACE_MESSAGES``)."""
     return exc.code in _RACE_CODES or any(said in (exc.message or "") for said in _RACE_MESSAGES)
+
+
+def _is_opaque(exc: BaseException) -> bool:
+    """The bundled engine's general error that names no cause (``_OPAQUE_PREFIX``)."""
+    return (isinstance(exc, Neo4jError) and exc.code == "Neo.DatabaseError.General.UnknownError"
+            and (exc.message or "").startswith(_OPAQUE_PREFIX) and "Caused by" not in (exc.message or ""))
+
+
+def _retry(state: RetryCallState) -> bool:
+    """Retry what ``_is_retryable`` says, and an opaque engine error up to ``OPAQUE_ATTEMPTS`` tries."""
+    exc = state.outcome.exception() if state.outcome is not None and state.outcome.failed else None
+    if exc is None:
+        return False
+    if _is_opaque(exc) and state.attempt_number < OPAQUE_ATTEMPTS:
+        log.warning("the graph database failed a statement without saying why; trying it again")
+        return True
+    return _is_retryable(exc)
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -311,7 +334,7 @@ class GraphStore:
     def _transaction(self, fn: Callable[[Tx], T], mode: str) -> T:
         queued = [0.0]  # seconds this write has waited for its turn (``Turns``), which the budget leaves out
         attempts = Retrying(
-            retry=retry_if_exception(_is_retryable),
+            retry=_retry,
             stop=_stop(self._retry_budget_s, queued),
             wait=wait_random_exponential(multiplier=0.02, max=1.0),
             sleep=self._sleep,
