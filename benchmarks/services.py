@@ -1,18 +1,21 @@
-"""The services several graphmem processes run beside: nginx from deploy/nginx.conf (the file as shipped with its
-two marked lines rewritten: the port nginx listens on, the app servers it proxies to) and redis-server for the
-rate limits, each run from a directory of its own. One copy for the tests (``tests/test_nginx.py``,
-``tests/test_several_processes.py``) and the benchmarks (``load.py --processes``)."""
+"""The services graphmem runs beside: nginx from deploy/nginx.conf (the file as shipped with its two marked lines
+rewritten: the port nginx listens on, the app servers it proxies to), redis-server for the rate limits, and Neo4j
+Community from tools/neo4j (a test and development server), each run from a directory of its own. One copy for
+the tests (``tests/test_nginx.py``, ``tests/test_several_processes.py``, the Neo4j pass of ``tests/engines.py``)
+and the benchmarks (``load.py --processes``)."""
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 NGINX_CONF = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
@@ -20,6 +23,14 @@ NGINX_MISSING = "nginx is not installed: .ci/run installs it (Debian: apt-get in
 REDIS_MISSING = "redis-server is not installed: .ci/run installs it (Debian: apt-get install redis-server)"
 LISTEN = re.compile(r"^(?P<indent>[ \t]*)listen \S+;[ \t]*# @listen$", re.MULTILINE)
 UPSTREAM = re.compile(r"^(?P<indent>[ \t]*)server \S+(?P<params>[^;\n]*);[ \t]*# @upstream$", re.MULTILINE)
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment for a child graphmem process: without the developer's ``GRAPHMEM_`` settings,
+    which would change what is tested or measured, but with the run's statement log (``GRAPHMEM_STATEMENT_LOG``,
+    the Neo4j test pass's coverage), which every process of a run writes to."""
+    kept = {"GRAPHMEM_STATEMENT_LOG"}
+    return {key: value for key, value in os.environ.items() if not key.startswith("GRAPHMEM_") or key in kept}
 
 
 def nginx_binary() -> str:
@@ -75,12 +86,12 @@ def nginx_process(prefix: Path, port: int, upstreams: list[str]) -> Iterator[sub
         stop(process)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after 10 s: how nginx and the benchmark's other children are stopped."""
+def stop(process: subprocess.Popen[bytes], wait_s: float = 10) -> None:
+    """SIGTERM, then SIGKILL after ``wait_s``: how nginx, Neo4j and the benchmark's other children are stopped."""
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(10)
+            process.wait(wait_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
@@ -118,3 +129,80 @@ def redis_process(directory: Path, port: int) -> Iterator[subprocess.Popen[bytes
         yield process
     finally:
         stop(process)
+
+
+# --- Neo4j Community, from tools/neo4j ------------------------------------------------------------------------
+NEO4J_TOOL = Path(__file__).resolve().parents[1] / "tools" / "neo4j"
+NEO4J_BUILD = f"mvn -q -B -f {NEO4J_TOOL / 'pom.xml'} package"
+NEO4J_MISSING = f"the Neo4j test server is not built: run `{NEO4J_BUILD}` (the README's test command does it)"
+NEO4J_READY = re.compile(r"^graphmem-neo4j: Neo4j (\S+) bolt ready on (\S+)$", re.MULTILINE)
+
+
+def neo4j_version() -> str:
+    """The Neo4j release tools/neo4j builds (``neo4j.version`` in its pom.xml)."""
+    found = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", (NEO4J_TOOL / "pom.xml").read_text())
+    assert found is not None, f"{NEO4J_TOOL / 'pom.xml'} names no neo4j.version"
+    return found.group(1)
+
+
+def java_17() -> str:
+    """Java 17, which Neo4j 5.26 is built for: Debian's or a Temurin 17 under /usr/lib/jvm, else the java on PATH
+    (the machines also carry a Temurin 25, which is not the one to use)."""
+    for home in sorted(Path("/usr/lib/jvm").glob("*17*")):
+        if (home / "bin" / "java").is_file():
+            return str(home / "bin" / "java")
+    found = shutil.which("java")
+    assert found is not None, "Java 17 is not installed (Debian: apt-get install openjdk-17-jre-headless)"
+    return found
+
+
+@dataclass(frozen=True)
+class Neo4jServer:
+    """A running Neo4j: where it listens, the ``neo4j`` user's password, and its process."""
+
+    uri: str
+    password: str
+    home: Path
+    process: subprocess.Popen[bytes]
+    user: str = "neo4j"
+    database: str = "neo4j"  # Community has this one user database
+
+    def settings(self) -> dict[str, str]:
+        """The graphmem settings (``GRAPHMEM_`` names, lower-case) that connect to it."""
+        return {"neo4j_uri": self.uri, "neo4j_user": self.user, "neo4j_password": self.password,
+                "neo4j_database": self.database}
+
+    def environment(self) -> dict[str, str]:
+        """The same settings as a child process's environment."""
+        return {f"GRAPHMEM_{name.upper()}": value for name, value in self.settings().items()}
+
+
+@contextmanager
+def neo4j_process(home: Path, port: int, *, heap: str = "768m", page_cache: str = "128m",
+                  tx_memory: str = "1g", start_timeout_s: float = 180.0) -> Iterator[Neo4jServer]:
+    """Neo4j Community (tools/neo4j's launcher) on 127.0.0.1:``port`` with its files in ``home``, answering Bolt,
+    until the block ends. Memory is explicit: ``heap`` (the JVM's), ``page_cache``, and ``tx_memory``, the most
+    all transactions together may hold. A new ``home`` gets a new password; a home used before keeps its own.
+    The log is ``home``/neo4j.log. Fails, never skips, when the tool is not built."""
+    classes, lib = NEO4J_TOOL / "target" / "classes", NEO4J_TOOL / "target" / "lib"
+    assert (classes / "graphmem" / "neo4j" / "Launcher.class").is_file() and lib.is_dir(), NEO4J_MISSING
+    home.mkdir(parents=True, exist_ok=True)
+    password_file = home / "password"
+    if not password_file.exists():
+        password_file.write_text(secrets.token_urlsafe(18))
+        password_file.chmod(0o600)
+    log = home / "neo4j.log"
+    command = [java_17(), f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-cp", f"{classes}:{lib}/*",
+               "graphmem.neo4j.Launcher", "--home", str(home / "server"), "--port", str(port),
+               "--password-file", str(password_file), "--page-cache", page_cache, "--tx-memory", tx_memory]
+    with log.open("ab") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, cwd=home)
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while not NEO4J_READY.search(log.read_text(errors="replace")):
+            assert process.poll() is None, f"Neo4j exited {process.returncode}: {log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"Neo4j did not answer in {start_timeout_s} s: {log}"
+            time.sleep(0.2)
+        yield Neo4jServer(f"bolt://127.0.0.1:{port}", password_file.read_text().strip(), home, process)
+    finally:
+        stop(process, wait_s=60)

@@ -25,12 +25,19 @@ from graphmem.config import Settings
 from graphmem.cursors import cursor_key
 from graphmem.errors import ConfigurationError
 from helpers import cypher_gate, make_settings, needs_gate
-from services import NGINX_CONF, UPSTREAM, nginx_command, rewritten
+from services import NGINX_CONF, UPSTREAM, neo4j_version, nginx_command, rewritten
 
 ROOT = Path(__file__).resolve().parents[1]
 
 needs_compose = pytest.mark.skipif(shutil.which("docker-compose") is None,
                                    reason="needs Debian's docker-compose package (installed by .ci/run)")
+
+
+def test_the_neo4j_of_the_tests_is_the_one_compose_runs() -> None:
+    """tools/neo4j's pom.xml is the one place that names the Neo4j release the tests run; the compose file's
+    image must be that release, so what the tests prove is what `docker compose up` runs."""
+    image = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["neo4j"]["image"]
+    assert image == f"neo4j:{neo4j_version()}-community", (image, neo4j_version())
 
 
 @needs_compose
