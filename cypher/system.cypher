@@ -25,10 +25,3 @@ RETURN s.name AS name
 // name: ping
 RETURN 1 AS ok
 
-// name: show_indexes
-SHOW INDEXES YIELD name, type, labelsOrTypes, properties
-RETURN name, type, labelsOrTypes, properties ORDER BY name
-
-// name: show_constraints
-SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties
-RETURN name, type, labelsOrTypes, properties ORDER BY name

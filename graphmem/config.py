@@ -184,6 +184,9 @@ class Settings(BaseSettings):
     # Fault injection for the crash tests: the job worker stops dead at this point and waits to be
     # killed. Never set in production.
     fault_point: str | None = None
+    # Statement coverage for the tests: each process appends the named statements it runs to a file of its own
+    # in this directory (graphmem/store/statement_log.py). Never set in production.
+    statement_log: Path | None = None
 
     limits: Limits = Field(default_factory=Limits)
 

@@ -25,6 +25,7 @@ from graphmem.store.driver import GraphStore
 from graphmem.store.engine import BundledEngine
 from graphmem.store.schema import bootstrap, check_embedder
 from graphmem.store.settling import IndexSettling
+from graphmem.store.statement_log import StatementLog
 from graphmem.store.watch import EngineWatch
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ class Runtime:
             dialect = dialects.detect(info.agent, settings.dialect)
             store = GraphStore(driver, database, dialect,
                                transaction_timeout_s=settings.transaction_timeout_s,
-                               retry_budget_s=settings.write_retry_budget_s)
+                               retry_budget_s=settings.write_retry_budget_s,
+                               ran=StatementLog(settings.statement_log) if settings.statement_log else None)
             http = None
             if not dialect.is_neo4j:
                 http_url = engine.http_url if engine else settings.arcadedb_http_url

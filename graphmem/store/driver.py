@@ -42,6 +42,7 @@ from graphmem.errors import Contended, GraphmemError, InvalidInput, Unavailable
 from graphmem.store.dialect import Dialect
 from graphmem.store.names import StatementName
 from graphmem.store.queries import Statement, statements
+from graphmem.store.statement_log import StatementLog
 from graphmem.turns import Turns
 
 log = logging.getLogger(__name__)
@@ -60,21 +61,27 @@ class Tx:
     """A transaction that runs named statements only. Query text never comes from callers."""
 
     def __init__(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, dialect: Dialect,
-                 named: dict[str, Statement], memo: TTLCache[Any, Any]) -> None:
+                 named: dict[str, Statement], memo: TTLCache[Any, Any], ran: StatementLog | None = None) -> None:
         self._tx = tx
         self._dialect = dialect
         self._named = named
         # The store's short-lived memo of derived values that may be a little stale (namespace sizes).
         self.memo = memo
+        self._ran = ran
 
     def run(self, name: StatementName, /, **params: Any) -> list[dict[str, Any]]:
         statement = self._named[name]
         text = self._dialect.prepare(statement.text)
         try:
-            return record_dicts(self._tx.run(text, quiet(params)))
+            rows = record_dicts(self._tx.run(text, quiet(params)))
         except Neo4jError as exc:  # the operator's log names the statement; the server's message quotes it whole
             exc.add_note(f"{STATEMENT_NOTE}{name}\n{text}")
+            if self._ran is not None:
+                self._ran.failed(name, exc.code)
             raise
+        if self._ran is not None:
+            self._ran.ran(name)
+        return rows
 
     def single(self, name: StatementName, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
@@ -292,8 +299,9 @@ class GraphStore:
     _sleep = staticmethod(time.sleep)  # between retries (a test may make the waits instant)
 
     def __init__(self, driver: neo4j.Driver, database: str, dialect: Dialect, *,
-                 transaction_timeout_s: float, retry_budget_s: float) -> None:
+                 transaction_timeout_s: float, retry_budget_s: float, ran: StatementLog | None = None) -> None:
         self._driver = driver
+        self._ran = ran  # the statements this process runs, where the tests ask (``statement_log.py``)
         self.database = database
         self.dialect = dialect
         self._named = statements()
@@ -368,9 +376,10 @@ class GraphStore:
         raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
 
     def _once(self, fn: Callable[[Tx], T], mode: str) -> T:
-        with self._driver.session(database=self.database, default_access_mode=mode) as session, \
+        with self._driver.session(database=self.database, default_access_mode=mode,
+                                  **self.dialect.session_options) as session, \
                 session.begin_transaction(timeout=self._timeout) as tx:
-            result = fn(Tx(tx, self.dialect, self._named, self.memo))
+            result = fn(Tx(tx, self.dialect, self._named, self.memo, self._ran))
             tx.commit()
             return result
 
@@ -378,10 +387,17 @@ class GraphStore:
         """Schema statements (DDL and ``SHOW``) run outside explicit transactions on Neo4j."""
         statement = self._named[name]
         try:
-            with self._driver.session(database=self.database) as session:
-                return record_dicts(session.run(self.dialect.prepare(statement.text), params))
+            with self._driver.session(database=self.database, **self.dialect.session_options) as session:
+                rows = record_dicts(session.run(self.dialect.prepare(statement.text), params))
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
+        except Neo4jError as exc:
+            if self._ran is not None:
+                self._ran.failed(name, exc.code)
+            raise
+        if self._ran is not None:
+            self._ran.ran(name)
+        return rows
 
     def close(self) -> None:
         self._driver.close()

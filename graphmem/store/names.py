@@ -197,8 +197,6 @@ StatementName = Literal[
     "receipts_for_request",
     "schema_version_get",
     "schema_version_set",
-    "show_constraints",
-    "show_indexes",
     "similar_links_create",
     "stored_tail_move",
     "tombstones_for_request_keys",

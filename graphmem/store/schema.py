@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import httpx
+from neo4j.exceptions import Neo4jError
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random
 
 from graphmem.errors import ConfigurationError, Unavailable
@@ -47,18 +48,32 @@ def arcadedb_sql(client: httpx.Client, http_url: str, database: str, command: st
     return list(response.json().get("result", []))
 
 
+# What the loser of a race between two processes creating the same index or constraint hears (the DDL says IF
+# NOT EXISTS, which neither engine makes atomic): the bundled engine's HTTP API a 500, Neo4j these codes.
+_RACED_DDL_CODES = frozenset({"Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+                              "Neo.ClientError.Schema.IndexAlreadyExists",
+                              "Neo.ClientError.Schema.ConstraintAlreadyExists"})
+
+
+def _lost_a_ddl_race(exc: BaseException) -> bool:
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code >= 500
+    return isinstance(exc, Neo4jError) and (exc.code in _RACED_DDL_CODES or exc.is_retryable())
+
+
+# Several app processes starting at once on a new database race on the schema DDL. A statement that lost is
+# tried again a few times: it then finds what the winner made. One that keeps failing is a real error.
+_DDL_AGAIN = Retrying(retry=retry_if_exception(_lost_a_ddl_race), stop=stop_after_attempt(DDL_ATTEMPTS),
+                      wait=wait_random(0.05, 0.5), reraise=True)
+
+
 def apply_arcadedb_sql(http_url: str, database: str, auth: tuple[str, str]) -> None:
-    """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it). Several app
-    processes starting at once on a new database race on it: the engine's ``IF NOT EXISTS`` is not atomic,
-    and the loser of a race gets a 500 ("already exists"). So a command that fails is tried again a few
-    times (it then finds what the winner made); one that keeps failing is a configuration error."""
-    again = Retrying(retry=retry_if_exception(lambda exc: isinstance(exc, httpx.HTTPStatusError)
-                                              and exc.response.status_code >= 500),
-                     stop=stop_after_attempt(DDL_ATTEMPTS), wait=wait_random(0.05, 0.5), reraise=True)
+    """Run the bundled engine's index DDL through its HTTP command API (Bolt refuses it), each command tried
+    again after a lost race (``_DDL_AGAIN``); one that keeps failing is a configuration error."""
     with httpx.Client(auth=auth, timeout=60.0) as client:
         for command in load_sql(ARCADEDB_SCHEMA_SQL):
             try:
-                again(arcadedb_sql, client, http_url, database, command)
+                _DDL_AGAIN(arcadedb_sql, client, http_url, database, command)
             except httpx.HTTPStatusError as exc:
                 raise ConfigurationError(f"schema command failed on the bundled engine "
                                          f"({exc.response.status_code}): {command}") from exc
@@ -71,14 +86,14 @@ def bootstrap(store: GraphStore, *, arcadedb_http: tuple[str, tuple[str, str]] |
     started = time.perf_counter()
     if store.dialect.is_neo4j:
         for name in store.dialect.schema_statements:
-            store.run_autocommit(name)
+            _DDL_AGAIN(store.run_autocommit, name)
     else:
         if arcadedb_http is None:
             raise ConfigurationError("the bundled engine dialect needs its HTTP address for index DDL "
                                      "(set GRAPHMEM_ARCADEDB_HTTP_URL for an external ArcadeDB)")
         apply_arcadedb_sql(arcadedb_http[0], store.database, arcadedb_http[1])
     for name in portable_schema_statements():
-        store.run_autocommit(name)
+        _DDL_AGAIN(store.run_autocommit, name)
     if store.dialect.await_indexes_statement:
         store.run_autocommit(store.dialect.await_indexes_statement)
 
