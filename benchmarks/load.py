@@ -100,7 +100,7 @@ from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from services import nginx_process, redis_process  # as the tests run them (a module beside this one)
+from services import clean_environment, nginx_process, redis_process  # as the tests run them (beside this one)
 
 MIX: dict[str, float] = {"remember": 0.20, "search": 0.40, "recall": 0.20, "graph": 0.05, "mcp": 0.10,
                          "graphql": 0.05}
@@ -966,9 +966,8 @@ def free_port() -> int:
 
 
 def serve_env(embedder: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of what this tool starts: this one without ``GRAPHMEM_`` settings (a developer's would
-    change what is measured), with ``embedder`` and ``env`` on top."""
-    found = {key: value for key, value in os.environ.items() if not key.startswith("GRAPHMEM_")}
+    """The environment of what this tool starts: ``clean_environment``'s, with ``embedder`` and ``env`` on top."""
+    found = clean_environment()
     found["HF_HUB_OFFLINE"] = "1"
     if embedder:
         found["GRAPHMEM_EMBEDDER"] = embedder

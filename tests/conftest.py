@@ -1,4 +1,5 @@
-"""One bundled engine per test process (real ArcadeDB over Bolt; the README runs two), a fresh namespace per test.
+"""One store per test process (the README runs two): a real bundled engine over Bolt, or a real Neo4j with
+``GRAPHMEM_TEST_ENGINE=neo4j`` (``engines.py``); a fresh namespace per test.
 
 Graph checks in tests use their own driver and their own Cypher, independent of the code under test.
 """
@@ -6,7 +7,6 @@ Graph checks in tests use their own driver and their own Cypher, independent of 
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +15,7 @@ import neo4j
 import pytest
 from fastapi.testclient import TestClient
 
+from engines import ON_NEO4J, open_servers, servers
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, NewCredential, Scope
 from graphmem.model import CallerContext
@@ -24,8 +25,6 @@ from graphmem.store.engine import BundledEngine
 from helpers import engine_processes, graph_driver, make_settings, query
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The benchmarks are scripts, not a package: tests import their modules by name (load, gold, services).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 pytest_plugins = ["export_helpers"]  # the export modules' fixtures (spy, chain, hub)
 
 # What a test needs, as a marker: ``browser`` (headless Chromium; the module says so), ``engine`` (the bundled
@@ -43,20 +42,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def unit_tests_start_no_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    if request.node.get_closest_marker("unit") is None:
+def start_no_engine_unasked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit test starts no engine; and in the Neo4j pass no test starts a bundled engine, which would quietly
+    test the bundled engine again instead of Neo4j (``helpers.own_store`` gives a test a store of its own)."""
+    if request.node.get_closest_marker("unit") is not None:
+        why = "is marked unit but starts the bundled engine: mark it engine"
+    elif ON_NEO4J:
+        why = "starts a bundled engine in the Neo4j pass: give it the Neo4j store (helpers.own_store)"
+    else:
         return
 
     def refused(*_: object, **__: object) -> None:
-        raise AssertionError(f"{request.node.nodeid} is marked unit but starts the bundled engine: mark it engine")
+        raise AssertionError(f"{request.node.nodeid} {why}")
 
     monkeypatch.setattr(BundledEngine, "_start", refused)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def run_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The test process's directory, and in the Neo4j pass its Neo4j servers (``engines.py``), for every test;
+    no engine of the process outlives it."""
     root = tmp_path_factory.mktemp("graphmem-run")
+    neo4j_servers = open_servers(root / "neo4j") if ON_NEO4J else None
     yield root
+    if neo4j_servers is not None:
+        neo4j_servers.close()
     leftovers = engine_processes(root)
     for process in leftovers:
         process.kill()
@@ -65,7 +75,9 @@ def run_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def runtime(run_root: Path) -> Iterator[Runtime]:
-    with Runtime.open(make_settings(run_root / "shared"), own_engine=True) as opened:
+    """The test process's store: its own bundled engine, or its shared Neo4j (``engines.py``)."""
+    on = servers().shared().settings() if ON_NEO4J else {}
+    with Runtime.open(make_settings(run_root / "shared", **on), own_engine=True) as opened:
         yield opened
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -13,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ import psutil
 import pytest
 import uvicorn
 
+from engines import DATABASE, ON_NEO4J, OwnNeo4j, servers
 from graphmem.config import Settings
 from graphmem.runtime import Runtime
 from graphmem.service.adding import Adding
@@ -29,6 +33,7 @@ from graphmem.service.coalescing import Coalescer
 from graphmem.service.documents import Documents
 from graphmem.service.memory import MemoryService
 from graphmem.store.driver import Tx
+from services import clean_environment
 
 GATE = Path(__file__).resolve().parents[1] / "tools" / "cypher-gate"
 needs_gate = pytest.mark.skipif(
@@ -46,11 +51,14 @@ def cypher_gate(statements: list[dict[str, str]], directory: Path) -> subprocess
 
 
 def engine_processes(root: Path) -> list[psutil.Process]:
-    """Java processes whose ArcadeDB root path lies under ``root``."""
+    """Java processes of an engine whose files lie under ``root``: a bundled engine (its ArcadeDB root path) or
+    a Neo4j of tools/neo4j (its ``--home``)."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = process.info.get("cmdline") or []
-        if any(arg.startswith(f"-Darcadedb.server.rootPath={root}") for arg in cmdline):
+        neo4j_home = cmdline[cmdline.index("--home") + 1] if "--home" in cmdline[:-1] else ""
+        if any(arg.startswith(f"-Darcadedb.server.rootPath={root}") for arg in cmdline) or (
+                "graphmem.neo4j.Launcher" in cmdline and neo4j_home.startswith(f"{root}/")):
             found.append(process)
     return found
 
@@ -64,7 +72,8 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
 
 
 def query(driver: neo4j.Driver, text: str, **params: Any) -> list[dict[str, Any]]:
-    with driver.session(database="graphmem") as session:
+    """``text`` on the database of the session's runtime, by a driver of the test's own."""
+    with driver.session(database=DATABASE) as session:
         return [record.data() for record in session.run(text, params)]  # type: ignore[arg-type]
 
 
@@ -78,8 +87,13 @@ def counts(driver: neo4j.Driver, namespace: str) -> tuple[int, int]:
 
 @contextmanager
 def new_database(runtime: Runtime) -> Iterator[dict[str, str]]:
-    """A database of its own in ``runtime``'s engine (made over HTTP, dropped after), as the settings that
-    reach it (``GRAPHMEM_`` names, lower-case): a store no other test writes, without a second engine."""
+    """A store no other test writes, as the settings that reach it (``GRAPHMEM_`` names, lower-case): on the
+    bundled engine a database of its own in ``runtime``'s engine (made over HTTP, dropped after), without a
+    second engine; on Neo4j, whose Community edition has one user database, the spare server, wiped."""
+    if ON_NEO4J:
+        with servers().empty() as server:
+            yield server.settings()
+        return
     assert runtime.engine is not None
     name = f"iso_{uuid.uuid4().hex[:12]}"
     auth = ("root", runtime.engine.password())
@@ -104,10 +118,104 @@ def isolated_store(runtime: Runtime, data_dir: Path, **overrides: Any) -> Iterat
         yield opened
 
 
+@contextmanager
+def own_store(data_dir: Path) -> Iterator[dict[str, str]]:
+    """The settings of a store of its own for runtimes opened on ``data_dir`` (``make_settings(data_dir,
+    **these)``; several in turn share it): on the bundled engine none, so the first runtime starts an engine
+    of its own there; on Neo4j the spare server, wiped."""
+    if not ON_NEO4J:
+        yield {}
+        return
+    with servers().empty() as server:
+        yield server.settings()
+
+
+@dataclass
+class OwnDatabase:
+    """A database only this test uses, which it may stop, kill and start again: the bundled engine that the
+    first runtime opened with ``settings`` starts (and owns), or a Neo4j server of the test's own."""
+
+    settings: dict[str, str]
+    neo4j: OwnNeo4j | None = None
+
+    def stop(self, runtime: Runtime) -> None:
+        if self.neo4j is not None:
+            self.neo4j.stop()
+        else:
+            assert runtime.engine is not None
+            runtime.engine.stop()
+
+    def kill(self, runtime: Runtime) -> None:
+        if self.neo4j is not None:
+            self.neo4j.kill()
+        else:
+            assert runtime.engine is not None
+            state = runtime.engine.status().state
+            assert state is not None and state.pid is not None
+            os.kill(state.pid, signal.SIGKILL)
+
+    def start(self, runtime: Runtime) -> None:
+        if self.neo4j is not None:
+            self.neo4j.start()
+        else:
+            assert runtime.engine is not None
+            runtime.engine.ensure_running(owned=True)
+
+
+@contextmanager
+def own_database(name: str) -> Iterator[OwnDatabase]:
+    """``OwnDatabase``: for runtimes opened with ``make_settings(a new data directory, **own.settings)``."""
+    if not ON_NEO4J:
+        yield OwnDatabase({})
+        return
+    with servers().own(name) as server:
+        yield OwnDatabase(server.server.settings(), server)
+
+
+def store_password(runtime: Runtime) -> str:
+    """The password of the database ``runtime`` uses (a secret no answer may carry)."""
+    if runtime.engine is not None:
+        return runtime.engine.password()
+    assert runtime.settings.neo4j_password is not None
+    return runtime.settings.neo4j_password.get_secret_value()
+
+
+def store_address(runtime: Runtime) -> dict[str, str]:
+    """The settings (``GRAPHMEM_`` names, lower-case) that reach ``runtime``'s database by its Bolt address, as an
+    external server is reached (a bundled engine too: its address, its root password and its HTTP API)."""
+    settings = runtime.settings
+    if runtime.engine is not None:
+        return {"neo4j_uri": runtime.engine.bolt_uri, "neo4j_user": "root", "neo4j_password": store_password(runtime),
+                "neo4j_database": settings.engine_database, "dialect": "arcadedb",
+                "arcadedb_http_url": runtime.engine.http_url}
+    found = {"neo4j_uri": str(settings.neo4j_uri), "neo4j_user": settings.neo4j_user,
+             "neo4j_password": store_password(runtime), "neo4j_database": settings.neo4j_database,
+             "dialect": settings.dialect.value}
+    if settings.arcadedb_http_url:
+        found["arcadedb_http_url"] = settings.arcadedb_http_url
+    return found
+
+
+def store_settings(runtime: Runtime) -> dict[str, str]:
+    """The settings that reach ``runtime``'s store from another process as ``runtime`` reached it: its data
+    directory (a bundled engine's files, the owner's token), and an external server's address."""
+    return {"data_dir": str(runtime.settings.data_dir),
+            **(store_address(runtime) if runtime.settings.neo4j_uri else {})}
+
+
+def child_environment(runtime: Runtime | None = None, **settings: str) -> dict[str, str]:
+    """The environment of a graphmem process a test starts (a CLI command, a serve): ``clean_environment``'s,
+    attached to ``runtime``'s store if one is given, with ``settings`` (lower-case names) on top."""
+    more = {**(store_settings(runtime) if runtime is not None else {}), **settings}
+    return {**clean_environment(), **{f"GRAPHMEM_{name.upper()}": value for name, value in more.items()}}
+
+
 def graph_driver(runtime: Runtime) -> neo4j.Driver:
-    """An independent driver to a runtime's bundled engine, for checking what is really in the graph."""
-    assert runtime.engine is not None
-    return neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))
+    """An independent driver to a runtime's database, for checking what is really in the graph."""
+    if runtime.engine is not None:
+        return neo4j.GraphDatabase.driver(runtime.engine.bolt_uri, auth=("root", runtime.engine.password()))
+    return neo4j.GraphDatabase.driver(str(runtime.settings.neo4j_uri),
+                                      auth=(runtime.settings.neo4j_user, store_password(runtime)))
 
 
 def free_port() -> int:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
+from engines import DATABASE
 from graphmem.app import create_app
 from graphmem.http.pages import GUIDE_PATH, STYLE_PATH
 from graphmem.ingest.names import CONCEPT, ENTITY_TYPES, NAME
@@ -157,7 +158,7 @@ def agents(runtime: Runtime, gold_ns: str, neighbour: str) -> str:
 def graph_rows(graph: neo4j.Driver, runtime: Runtime, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """A guide statement's rows as Browser gets them: nodes and relationships with their labels, types and
     properties (the store's rows turn a relationship into its two ends and its type)."""
-    with graph.session(database="graphmem") as session:
+    with graph.session(database=DATABASE) as session:
         return [dict(record) for record in session.run(runtime.store.dialect.prepare(statements()[name].text),
                                                        params)]
 

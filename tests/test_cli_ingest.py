@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,15 +14,14 @@ import pytest
 
 from graphmem.ingest.files import split_paragraphs
 from graphmem.runtime import Runtime
-from helpers import query
+from helpers import child_environment, query
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 
 def ingest(runtime: Runtime, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the CLI attached to the test process's engine (same data directory, same test embedder)."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    environ.update({"GRAPHMEM_EMBEDDER": "hashing", **env})
+    """Run the CLI attached to the test process's store (with the same test embedder)."""
+    environ = {**child_environment(runtime, embedder="hashing"), **env}
     return subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", *args, "--no-progress",
                            "--data-dir", str(runtime.settings.data_dir)], capture_output=True, text=True,
                           timeout=300, env=environ, check=False)
@@ -149,7 +147,7 @@ def test_bad_namespace_and_missing_paths_fail_before_any_model_loads(runtime: Ru
 
 
 def test_help_shows_defaults_and_environment_variables_without_markup() -> None:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    environ = child_environment()
     for command in (["ingest"], ["serve"], ["worker"], ["engine", "status"]):
         shown = subprocess.run([sys.executable, "-m", "graphmem.cli", *command, "--help"], capture_output=True,
                                text=True, env={**environ, "COLUMNS": "200"}, check=True).stdout
@@ -159,10 +157,9 @@ def test_help_shows_defaults_and_environment_variables_without_markup() -> None:
 
 def test_progress_moves_per_fact_with_a_rate(runtime: Runtime, ns: str, tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text(" ".join(f"Sentence {i} is here." for i in range(40)) + "\n")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     result = subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", str(tmp_path / "a.md"), "-n", ns,
                              "--data-dir", str(runtime.settings.data_dir)], capture_output=True, text=True,
-                            timeout=300, env={**environ, "GRAPHMEM_EMBEDDER": "hashing"}, check=False)
+                            timeout=300, env=child_environment(runtime, embedder="hashing"), check=False)
     assert result.returncode == 0, result.stderr
     final = [line for line in re.split(r"[\r\n]", result.stderr) if "facts" in line][-1]
     assert re.search(r"40/40 \[.*facts/s\]", final), result.stderr

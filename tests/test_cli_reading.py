@@ -18,7 +18,7 @@ from graphmem.cli import app
 from graphmem.cli.reading import CELL_CHARS, _cell
 from graphmem.model import CallerContext, DocumentInput, UpdateInput
 from graphmem.runtime import Runtime
-from helpers import make_settings, new_database
+from helpers import child_environment, make_settings, new_database
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -31,12 +31,12 @@ class Ran:
 
 
 def cli(runtime: Runtime, *args: str, settings: dict[str, str] | None = None) -> Ran:
-    """The command run in this process (the imports are paid once), attached to the test process's engine through
-    its data directory, with the test embedder; ``settings``: more settings (``new_database``'s, lower-case)."""
-    env = {k: None for k in os.environ if k.startswith("GRAPHMEM_")}
-    more = {f"GRAPHMEM_{name.upper()}": value for name, value in (settings or {}).items()}
+    """The command run in this process (the imports are paid once), attached to ``runtime``'s store, with the test
+    embedder; ``settings``: more settings (``new_database``'s, lower-case)."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("GRAPHMEM_")}
+    more = child_environment(runtime, **(settings or {}), embedder="hashing")
     result = CliRunner().invoke(app, [*args, "--data-dir", str(runtime.settings.data_dir)],
-                                env={**env, **more, "GRAPHMEM_EMBEDDER": "hashing", "COLUMNS": "200"})
+                                env={**env, **more, "COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)

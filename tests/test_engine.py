@@ -18,6 +18,7 @@ import psutil
 import pytest
 from fastapi.testclient import TestClient
 
+from engines import BundledOnly, bundled_only
 from graphmem.app import create_app
 from graphmem.config import EngineCollector
 from graphmem.errors import EngineError, Unavailable
@@ -26,15 +27,15 @@ from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store.engine import GC_LOG, JAVA_OPTION_VARIABLES, BundledEngine, EngineState, collector_options
 from graphmem.store.watch import FIRST_DELAY_S, EngineWatch
-from helpers import engine_processes, make_settings
+from helpers import child_environment, engine_processes, make_settings
 
-pytestmark = pytest.mark.engine  # starts engines or servers of its own
+pytestmark = [pytest.mark.engine, bundled_only(BundledOnly.process)]  # starts engines of its own
 
 CLI = [sys.executable, "-m", "graphmem.cli"]
 
 
 def cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env = child_environment()
     return subprocess.run([*CLI, *args, "--data-dir", str(data_dir)], capture_output=True, text=True,
                           timeout=120, env=env, check=False)
 
@@ -89,7 +90,7 @@ def test_cli_start_status_stop(data_dir: Path) -> None:
 
 
 def test_concurrent_starts_make_one_engine(data_dir: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env = child_environment()
     starts = [subprocess.Popen([*CLI, "engine", "start", "--data-dir", str(data_dir)], env=env,
                                stdout=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [p.communicate(timeout=120)[0] for p in starts]
@@ -164,7 +165,7 @@ def test_owner_killed_with_sigkill_leaves_no_engine(data_dir: Path) -> None:
     owner_code = (
         "import sys\n"
         "from graphmem.store.engine import BundledEngine\n"
-        "sys.path.insert(0, 'tests')\n"
+        "sys.path[:0] = ['tests', 'benchmarks']\n"
         "from helpers import make_settings\n"
         f"state, _ = BundledEngine(make_settings({str(data_dir)!r})).ensure_running(owned=True)\n"
         "print(state.pid, flush=True)\n"

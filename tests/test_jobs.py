@@ -3,7 +3,6 @@ worker process killed between claim and commit."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetReque
 from graphmem.results import JobStatus
 from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
-from helpers import counts, query
+from helpers import child_environment, counts, query, store_address
 
 
 def doc(content: str, **fields: Any) -> DocumentInput:
@@ -97,15 +96,9 @@ def test_worker_killed_between_claim_and_commit(runtime: Runtime, service: Memor
                                                 ns: str, graph: neo4j.Driver, tmp_path: Path) -> None:
     """A worker process attached by URI stops at a fixed point inside the job's transaction and is
     SIGKILLed; another worker takes over after the lease: one document, job done."""
-    assert runtime.engine is not None
     job = service.submit_memories(ctx, ns, [doc("Crash-proof memory. Written exactly once.")])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update({
-        "GRAPHMEM_NEO4J_URI": runtime.engine.bolt_uri, "GRAPHMEM_NEO4J_USER": "root",
-        "GRAPHMEM_NEO4J_PASSWORD": runtime.engine.password(), "GRAPHMEM_NEO4J_DATABASE": "graphmem",
-        "GRAPHMEM_DIALECT": "arcadedb", "GRAPHMEM_ARCADEDB_HTTP_URL": runtime.engine.http_url,
-        "GRAPHMEM_EMBEDDER": "hashing", "GRAPHMEM_JOB_LEASE_S": "2", "GRAPHMEM_FAULT_POINT": "job-before-commit",
-    })
+    env = child_environment(**store_address(runtime), embedder="hashing", job_lease_s="2",
+                            fault_point="job-before-commit")
     process = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "worker", "--data-dir", str(tmp_path),
                                 "--log-level", "warning"], env=env, stdout=subprocess.PIPE, text=True)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from graphmem.service import MemoryService
 from graphmem.store import dialect
 from graphmem.store.dialect import ARCADEDB_MESSAGE_CAP_BYTES
 from graphmem.store.driver import Tx, chunks, encoded_size, quiet
-from helpers import counts, query
+from helpers import child_environment, counts, query
 
 SHORT = "Ann met Bo. "  # 12 characters: a fact, its 384 floats and its ids are about 3.7 KB as PackStream
 
@@ -117,10 +116,9 @@ def test_a_batch_of_large_files_is_ingested(runtime: Runtime, ns: str, tmp_path:
     for number in range(4):
         (tmp_path / f"log{number}.txt").write_text(f"This is file {number}. " + SHORT * 1200)  # 4 x 1,201 facts: 18 MB
     (tmp_path / "small.md").write_text("# Small\n\nBob joined Acme.\n")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     result = subprocess.run([sys.executable, "-m", "graphmem.cli", "ingest", str(tmp_path), "-n", ns, "--no-progress",
                              "--data-dir", str(runtime.settings.data_dir)], capture_output=True, text=True,
-                            timeout=600, env={**environ, "GRAPHMEM_EMBEDDER": "hashing"}, check=False)
+                            timeout=600, env=child_environment(runtime, embedder="hashing"), check=False)
     assert result.returncode == 0, result.stderr
     assert "5 files: 5 new memories" in result.stdout and "; 0 errors" in result.stdout, result.stdout
     facts = query(graph, "MATCH (f:Fact) WHERE f.namespace = $ns RETURN count(f) AS n", ns=ns)[0]["n"]

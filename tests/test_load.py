@@ -1,5 +1,6 @@
 """benchmarks/load.py, small: 8 clients (and the 5 updaters of one shared namespace) for 20 seconds against a real
-`graphmem serve` it starts on a new data directory under this run's directory, then its consistency check.
+`graphmem serve` it starts on a new data directory under this run's directory (and, in the Neo4j pass, a new Neo4j
+database), then its consistency check.
 
 The serve runs the hashing embedder (GRAPHMEM_EMBEDDER=hashing) and no start-up warm-up searches or exports: the
 real model would add 10-20 s to each start, and neither the model's cost nor the warm-up is what these tests
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import load
-from helpers import engine_processes
+from helpers import engine_processes, own_store
 from secret_scan import leaks
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
@@ -26,11 +27,12 @@ OPTIONS = load.LoadOptions(clients=8, seconds=20, seed=7, timeout_s=20, drain_s=
 
 
 def run(directory: Path, kill_at: float | None = None) -> load.LoadResult:
-    """A load of 8 clients for 20 s on a serve of its own; its report and wall time (serve start and stop
+    """A load of 8 clients for 20 s on a serve and a store of its own; its report and wall time (serve start and stop
     included) are printed, for a failure."""
     began = time.monotonic()
-    result, serve = load.serve_and_load(directory / "data", OPTIONS, kill_at=kill_at, embedder="hashing",
-                                        env=FAST_SERVE)
+    with own_store(directory / "data") as store:
+        env = {**FAST_SERVE, **{f"GRAPHMEM_{name.upper()}": value for name, value in store.items()}}
+        result, serve = load.serve_and_load(directory / "data", OPTIONS, kill_at=kill_at, embedder="hashing", env=env)
     print(load.report(result), f"\nwall time {time.monotonic() - began:.0f} s, serve starts {serve.starts} s, "
           f"its log {serve.log}")
     assert not engine_processes(directory), "the serve's engine outlived it"

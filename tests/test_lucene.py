@@ -1,4 +1,4 @@
-"""Lucene escaping against the real full-text index of the bundled engine."""
+"""Lucene escaping against the real full-text index of the engine, and what its analyzer makes of words."""
 
 from __future__ import annotations
 
@@ -58,3 +58,33 @@ def test_unbalanced_syntax_is_escaped() -> None:
     assert escape_lucene('say "hi') == 'say \\"hi'
     assert escape_lucene("a && b || c") == "a \\&\\& b \\|\\| c"
     assert escape_lucene("x" * 5000) == "x" * 1000
+
+
+# What each engine's full-text analyzer makes of text: the same on both (Neo4j's default analyzer,
+# standard-no-stop-words, and the bundled engine's Lucene index). Words are lower-cased and split at spaces
+# and hyphens; nothing is stemmed, folded or left out as a stop word; an address, a version, an identifier
+# with underscores and CJK text stay searchable as written.
+ANALYZED = {
+    "Analytical engines": "analytical engines",
+    "Caf\u00e9 cr\u00e8me in Z\u00fcrich": "caf\u00e9 z\u00fcrich",
+    "state-of-the-art parser": "state art parser the of",
+    "runners running": "runners running",
+    "write to user@example.com about v1.2.3": "user@example.com v1.2.3",
+    "APIRouter and snake_case_name": "apirouter snake_case_name and",
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8": "\u65e5\u672c\u8a9e \u30c6\u30ad\u30b9\u30c8",
+}
+NOT_FOUND = ["engine", "run", "cafe", "zurich", "example", "1.2.3", "snake", "apiroute"]
+
+
+def test_the_analyzer_splits_and_lower_cases_and_changes_nothing_else(runtime: Runtime, graph: neo4j.Driver,
+                                                                      ns: str) -> None:
+    planted = {}
+    for text in ANALYZED:
+        planted[text] = str(uuid.uuid4())
+        query(graph, "CREATE (:Fact {id: $id, namespace: $ns, text: $t})", id=planted[text], ns=ns, t=text)
+    for text, words in ANALYZED.items():
+        for word in words.split():
+            assert planted[text] in search(runtime, ns, word), (word, text)
+    assert search(runtime, ns, "Analytical ENGINES") == [planted["Analytical engines"]]
+    for word in NOT_FOUND:
+        assert search(runtime, ns, word) == [], word

@@ -18,6 +18,7 @@ import pytest
 from graphmem.identity import Scope
 from graphmem.model import CallerContext, DocumentInput, EntityLookup, HandoffInput
 from graphmem.runtime import Runtime
+from helpers import store_password
 from mcp_helpers import credential, error_text, session
 from secret_scan import leaks
 
@@ -161,8 +162,7 @@ def test_attack(runtime: Runtime, world: World, tool: str, writes: bool, args: A
     for secret in world.secrets:
         if secret not in sent:
             assert secret not in text, (tool, case, secret)
-    assert runtime.engine is not None
-    assert not leaks(text, [runtime.engine.password()]), (tool, case)
+    assert not leaks(text, [store_password(runtime)]), (tool, case)
 
 
 def _leaves(value: Any) -> list[str]:

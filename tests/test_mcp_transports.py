@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from graphmem.app import create_app
 from graphmem.identity import OPERATOR, Scope
 from graphmem.runtime import Runtime
-from helpers import engine_processes, served
+from helpers import child_environment, engine_processes, own_store, served
 from mcp_helpers import Session, credential, over_http
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
@@ -161,10 +161,9 @@ def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
     credential, and on a new data directory (it starts its own engine) as the owner it creates; the SDK's stdio
     client drives it."""
     _, token = credential(runtime, [ns])
-    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
-           "GRAPHMEM_EMBEDDER": "hashing", "HF_HUB_OFFLINE": "1"}
+    env = child_environment(runtime, embedder="hashing")
 
-    async def main() -> None:
+    async def main(own: dict[str, str]) -> None:
         as_token = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"],
                                          env={**env, "GRAPHMEM_TOKEN": token}, cwd=str(tmp_path))
         async with Client(as_token, read_timeout_seconds=120) as client:
@@ -180,9 +179,8 @@ def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
             assert status["status"] == "done"
             assert (await s.call("list_memories"))["total"] == 2
             assert (await s.call("get_memory", memory_id=added["id"]))["memory"]["namespace"] == ns
-        # a data directory of its own: no engine runs there, so the command starts one (and stops it on exit),
-        # and the store has no credential, so it makes the owner's and runs as it
-        own = {**env, "GRAPHMEM_DATA_DIR": str(tmp_path / "own")}
+        # a data directory and a store of its own: on the bundled engine no engine runs there, so the command
+        # starts one (and stops it on exit); the store has no credential, so it makes the owner's and runs as it
         as_owner = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"], env=own,
                                          cwd=str(tmp_path))
         async with Client(as_owner, read_timeout_seconds=180) as client:
@@ -190,7 +188,8 @@ def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
             await s.call("add_memory", content="The owner writes here.", namespace="notes")
             assert (await s.call("list_memories", namespace="notes"))["total"] == 1  # '*': any namespace
 
-    anyio.run(main)
+    with own_store(tmp_path / "own") as store:
+        anyio.run(main, child_environment(**store, data_dir=str(tmp_path / "own"), embedder="hashing"))
     owner_token = tmp_path / "own" / "owner-token"
     assert owner_token.is_file() and owner_token.stat().st_mode & 0o777 == 0o600
     assert not engine_processes(tmp_path / "own"), "the command left its engine running"
@@ -198,8 +197,7 @@ def test_stdio_subprocess(runtime: Runtime, ns: str, tmp_path: Path) -> None:
 
 def test_stdio_stdout_is_json_rpc_only(runtime: Runtime, ns: str, tmp_path: Path) -> None:
     _, token = credential(runtime, [ns])
-    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()),
-           "GRAPHMEM_EMBEDDER": "hashing", "GRAPHMEM_TOKEN": token, "HF_HUB_OFFLINE": "1"}
+    env = child_environment(runtime, embedder="hashing", token=token)
     messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                  "params": {"name": "add_memory", "arguments": {"content": "Stdout stays clean."}}},

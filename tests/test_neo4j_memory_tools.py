@@ -26,7 +26,7 @@ from graphmem.app import create_app
 from graphmem.config import Settings, Toolset
 from graphmem.identity import Scope
 from graphmem.runtime import Runtime
-from helpers import served
+from helpers import child_environment, served
 from mcp_helpers import Session, credential, over_http, session
 
 NINE = {"read_graph", "create_entities", "create_relations", "add_observations", "delete_entities",
@@ -149,8 +149,7 @@ def test_the_nine_tools_over_streamable_http_read_back_over_v1_and_graphql(serve
 
 def test_the_tool_set_over_stdio(runtime: Runtime, ns: str, tmp_path: Path) -> None:
     _, token = credential(runtime, [ns])
-    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(runtime.settings.data_dir.resolve()), "GRAPHMEM_TOKEN": token,
-           "GRAPHMEM_EMBEDDER": "hashing", "HF_HUB_OFFLINE": "1", "GRAPHMEM_MCP_TOOLSETS": "neo4j-memory"}
+    env = child_environment(runtime, token=token, embedder="hashing", mcp_toolsets="neo4j-memory")
 
     async def main() -> None:
         parameters = StdioServerParameters(command=GRAPHMEM, args=["mcp", "--log-level", "warning"], env=env,

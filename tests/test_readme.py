@@ -3,7 +3,8 @@
 Which blocks run: the README's shell blocks whose fence reads ```sh readme-test (Markdown renders the first
 word of a fence's info string as its language, so the marker does not show). Install and serve commands are
 plain ```sh blocks and are left out: this module plays their part. It starts `graphmem serve` (the real app,
-the bundled engine it starts and owns, the default embedder) in a new directory laid out like a checkout
+the bundled engine it starts and owns, or in the Neo4j pass a new Neo4j database with the serve and the
+README's shell pointed at it by GRAPHMEM_NEO4J_URI; the default embedder) in a new directory laid out like a checkout
 (`.venv` is this test run's virtualenv, `.graphmem` is made by the server), waits for `/ready`, and runs every
 marked block, in README order, in one `bash` process under `set -euo pipefail`, so the variables a block sets
 (`$GRAPHMEM_URL`, `$TOKEN`, `$ID`, ...) reach the next ones. The only thing it sets for them is
@@ -17,7 +18,6 @@ namespace cover every namespace the owner may read and say which (the README's n
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers import engine_processes, free_port
+from helpers import child_environment, engine_processes, free_port, own_store
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -186,20 +186,20 @@ def run(run_root: Path) -> Iterator[Run]:
     checkout = run_root / "readme"
     checkout.mkdir()
     (checkout / ".venv").symlink_to(Path(sys.prefix))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GRAPHMEM_")}
-    env["HF_HUB_OFFLINE"] = "1"
     port = free_port()
     log = checkout / "serve.log"
-    server = serve(checkout, env, port, log)
-    try:
-        done = subprocess.run(["bash", "-c", script(blocks)], cwd=checkout, capture_output=True, text=True,
-                              env={**env, "GRAPHMEM_URL": f"http://127.0.0.1:{port}"}, timeout=240, check=False)
-    finally:
-        server.send_signal(signal.SIGTERM)
+    with own_store(checkout / ".graphmem") as store:
+        env = child_environment(**store)
+        server = serve(checkout, env, port, log)
         try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            done = subprocess.run(["bash", "-c", script(blocks)], cwd=checkout, capture_output=True, text=True,
+                                  env={**env, "GRAPHMEM_URL": f"http://127.0.0.1:{port}"}, timeout=240, check=False)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
     deadline = time.monotonic() + 30
     while engine_processes(checkout) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -3,7 +3,6 @@ search indexes in the background (graphmem/store/settling.py); /ready answers 50
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -15,13 +14,15 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from engines import BundledOnly, bundled_only
 from graphmem.app import create_app
 from graphmem.errors import ModelsLoading
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.nlp.loading import loaded
 from graphmem.runtime import Runtime
+from graphmem.store.driver import GraphStore
 from graphmem.store.settling import TTL_S, IndexSettling, vector_index_busy
-from helpers import free_port, make_settings, new_database
+from helpers import child_environment, free_port, make_settings, new_database, own_store
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -40,20 +41,24 @@ def test_the_busy_rule_on_states_the_engine_reported() -> None:
 
 
 def test_a_look_that_fails_is_not_busy_and_is_cached(runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
-    """An engine HTTP API that cannot be reached (port 9) is logged once per time limit, never raised:
-    /health reports an unreachable database through its own ping."""
-    settling = IndexSettling(runtime.store, ("http://127.0.0.1:9", ("root", "wrong")))
+    """Where the index states cannot be read (port 9: the bundled engine's HTTP API, or Neo4j's Bolt) the failure
+    is logged once per time limit, never raised: /health reports an unreachable database through its own ping."""
+    unreachable = GraphStore(GraphStore.open_driver("bolt://127.0.0.1:9", "neo4j", "wrong", 0.5),
+                             runtime.store.database, runtime.store.dialect, transaction_timeout_s=1, retry_budget_s=0)
+    http = None if runtime.store.dialect.is_neo4j else ("http://127.0.0.1:9", ("root", "wrong"))
+    settling = IndexSettling(unreachable if http is None else runtime.store, http)
     with caplog.at_level("WARNING", logger="graphmem.store.settling"):
         assert settling.busy() is False and settling.busy() is False
     assert caplog.text.count("could not read whether the search indexes are being built") == 1
+    unreachable.close()
 
 
-def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_root: Path) -> None:
+@bundled_only(BundledOnly.index_rebuilds)
+def test_ready_waits_for_the_engine_s_first_index_builds(run_root: Path) -> None:
     """A fresh engine: a batch of 120 facts leaves the facts' vector index due for a rebuild (its threshold is
     100 writes), so /ready is 503 with "indexes" and /health 200 "warming"; the engine rebuilds it after 15 s
     without writes, and /ready turns 200. Later builds leave /ready at 200 (/health still says "warming"):
-    a load balancer keeps a server that answers. While start_serving's warm-up runs, /ready waits for
-    "models"."""
+    a load balancer keeps a server that answers."""
     with Runtime.open(make_settings(run_root / "ready")) as runtime, TestClient(create_app(runtime=runtime)) as client:
         ctx = CallerContext.for_namespaces("ready")
 
@@ -78,6 +83,12 @@ def test_ready_waits_for_the_warm_up_and_the_engine_s_first_index_builds(run_roo
         assert client.get("/health").json()["waiting_for"] == ["indexes"]
         assert client.get("/ready").status_code == 200
 
+
+def test_ready_waits_for_the_warm_up(run_root: Path) -> None:
+    """While start_serving's warm-up runs, /ready waits for "models"."""
+    data_dir = run_root / "warm-up"
+    with own_store(data_dir) as store, Runtime.open(make_settings(data_dir, **store)) as runtime, \
+            TestClient(create_app(runtime=runtime)) as client:
         release = threading.Event()
         warm_up = runtime.service.warm_up
         runtime.service.warm_up = lambda: (release.wait(30), warm_up())  # type: ignore[method-assign]
@@ -152,9 +163,7 @@ def test_requests_to_a_cold_server_wait_for_the_models_or_hear_503_never_500(run
     and every one gets through."""
     port = free_port()
     with new_database(runtime) as database:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-        env.update({f"GRAPHMEM_{key.upper()}": value for key, value in database.items()})
-        env.update({"GRAPHMEM_MODEL_WAIT_S": "0.5", "GRAPHMEM_WARM_UP_SEARCHES": "0", "GRAPHMEM_WARM_UP_EXPORTS": "0"})
+        env = child_environment(**database, model_wait_s="0.5", warm_up_searches="0", warm_up_exports="0")
         server = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port), "--data-dir",
                                    str(tmp_path), "--log-level", "warning"], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)

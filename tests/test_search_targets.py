@@ -3,6 +3,7 @@ engine (hashing embedder, real spaCy). Every path is checked against the time vi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from graphmem.model import (
     parse,
 )
 from graphmem.results import DocumentHit, EntityHit, RecallResult, TripleHit
+from graphmem.search import entities as entity_search
+from graphmem.search import memories, retrieve
 from graphmem.search.memories import MEMORY_RRF_K, MEMORY_WEIGHTS
 from graphmem.search.recall import count_tokens
 from graphmem.service import MemoryService
@@ -74,8 +77,18 @@ def test_filters_narrow_inside_the_query(service: MemoryService, ctx: CallerCont
         parse(SearchRequest, {"query": query, "weights": {"magic": 1.0}})
 
 
+@pytest.fixture(params=["exact_scan", "index"])
+def vector_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each target's vector signal both ways: its exact scan (a namespace this small), and its vector index
+    (as a namespace past ``scan_max`` searches)."""
+    if request.param == "index":
+        for module, name in ((retrieve, "FACTS"), (memories, "CHUNKS"), (entity_search, "ENTITIES")):
+            monkeypatch.setattr(module, name, dataclasses.replace(getattr(module, name), scan_max=0))
+    return str(request.param)
+
+
 def test_documents_rank_by_their_own_and_their_facts_signals(service: MemoryService, ctx: CallerContext,
-                                                              ns: str) -> None:
+                                                              ns: str, vector_path: str) -> None:
     long = add(service, ctx, ns, "Falcon ships in October. Its tracking portal shows live positions. "
                                  "Kafka streams the Falcon events.")
     other = add(service, ctx, ns, "The Porto office opens at nine.")
@@ -95,7 +108,8 @@ def test_documents_rank_by_their_own_and_their_facts_signals(service: MemoryServ
     assert {h.document_id for h in both} == {long.id, other.id}
 
 
-def test_entities_by_name_and_meaning_within_the_view(service: MemoryService, ctx: CallerContext, ns: str) -> None:
+def test_entities_by_name_and_meaning_within_the_view(service: MemoryService, ctx: CallerContext, ns: str,
+                                                      vector_path: str) -> None:
     kept = add(service, ctx, ns, "Priya Raman leads Project Falcon.")
     gone = add(service, ctx, ns, "Oskar Lindqvist joined the Heron team.")
     hits = entities(service, ctx, "Priya Raman", explain=True)

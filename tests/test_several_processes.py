@@ -1,6 +1,6 @@
 """Several app processes on one database: three ``graphmem serve`` processes attached to one bundled engine
-(started once with ``graphmem engine start``) with rate limits in Redis, two with rate limits in memory (the
-negative control: their counts are not shared), and ``serve --workers``.
+(started once with ``graphmem engine start``), or to one Neo4j in the Neo4j pass, with rate limits in Redis,
+two with rate limits in memory (the negative control: their counts are not shared), and ``serve --workers``.
 
 Each rule a team relies on when it runs more than one process is tried across processes: a credential made
 on one works on the others and its revocation is refused by them within the credential cache's 5 s; a
@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,10 @@ import httpx
 import neo4j
 import pytest
 
+from engines import ON_NEO4J
 from graphmem.config import Settings
 from graphmem.store.engine import BundledEngine
-from helpers import free_port, query
+from helpers import free_port, own_store, query
 from load import Serve, serve_env
 from services import redis_process
 
@@ -84,15 +86,31 @@ def redis_server(directory: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]
         yield f"redis://127.0.0.1:{port}", process
 
 
+@dataclass(frozen=True)
+class Shared:
+    """The database every serve of the module uses: its data directory (the owner's token; a bundled engine's
+    files) and the settings that reach it (an external server's address)."""
+
+    data_dir: Path
+    settings: dict[str, str]
+
+    def env(self, **settings: str) -> dict[str, str]:
+        return base_env(**{f"GRAPHMEM_{name.upper()}": value for name, value in self.settings.items()}, **settings)
+
+
 @pytest.fixture(scope="module")
-def engine_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A bundled engine started once, detached, as an operator would (``graphmem engine start``); every
-    serve here attaches to it and none stops it."""
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    """A bundled engine started once, detached, as an operator would (``graphmem engine start``), which every
+    serve here attaches to and none stops; or, in the Neo4j pass, a new Neo4j database."""
     data_dir = tmp_path_factory.mktemp("several") / "data"
+    if ON_NEO4J:
+        with own_store(data_dir) as store:
+            yield Shared(data_dir, store)
+        return
     env = base_env()
     graphmem("engine", "start", "--data-dir", str(data_dir), env=env)
     try:
-        yield data_dir
+        yield Shared(data_dir, {})
         # every serve has stopped by now, and none of them stopped the engine it attached to
         assert json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir),
                                    env=env).stdout)["state"] == "running"
@@ -101,10 +119,14 @@ def engine_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def graph(engine_dir: Path) -> Iterator[neo4j.Driver]:
-    """An independent driver on the shared engine, for checking what is really in the graph."""
-    engine = BundledEngine(Settings(_env_file=None, data_dir=engine_dir))  # type: ignore[call-arg]
-    with neo4j.GraphDatabase.driver(engine.bolt_uri, auth=("root", engine.password())) as driver:
+def graph(shared: Shared) -> Iterator[neo4j.Driver]:
+    """An independent driver on the shared database, for checking what is really in the graph."""
+    if ON_NEO4J:
+        uri, auth = shared.settings["neo4j_uri"], (shared.settings["neo4j_user"], shared.settings["neo4j_password"])
+    else:
+        engine = BundledEngine(Settings(_env_file=None, data_dir=shared.data_dir))  # type: ignore[call-arg]
+        uri, auth = engine.bolt_uri, ("root", engine.password())
+    with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
         yield driver
 
 
@@ -135,17 +157,18 @@ def reads_allowed(servers: list[Serve], headers: dict[str, str], reads: int) -> 
     return allowed
 
 
-def test_three_processes_share_one_database(engine_dir: Path, graph: neo4j.Driver, tmp_path: Path) -> None:
+def test_three_processes_share_one_database(shared: Shared, graph: neo4j.Driver, tmp_path: Path) -> None:
     with redis_server(tmp_path) as (redis_uri, redis), \
-            apps(3, engine_dir, base_env(GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
+            apps(3, shared.data_dir, shared.env(GRAPHMEM_RATE_LIMIT_STORAGE=redis_uri), tmp_path) as servers:
         a, b, c = servers
-        admin = owner(engine_dir)
+        admin = owner(shared.data_dir)
         ns = f"mp-{uuid.uuid4().hex[:8]}"
 
-        # each process reports its own readiness, and none of them owns the engine
+        # each process reports its own readiness, and none of them owns a bundled engine
+        engine = {"mode": "external"} if ON_NEO4J else {"mode": "bundled", "running": True, "owned": False}
         for app in servers:
             health = httpx.get(app.url + "/health", timeout=10).json()
-            assert health["engine"] == {"mode": "bundled", "running": True, "owned": False, "reachable": True}
+            assert health["engine"] == {**engine, "reachable": True}
 
         # a credential made on one process works on every other
         made_id, made = credential(a, admin, ns)
@@ -256,32 +279,42 @@ def mcp_result(answer: httpx.Response) -> dict[str, Any]:
     return dict(message["result"])
 
 
-def test_rate_limits_in_memory_are_counted_per_process(engine_dir: Path, tmp_path: Path) -> None:
+def test_rate_limits_in_memory_are_counted_per_process(shared: Shared, tmp_path: Path) -> None:
     """The negative control of the shared count: two processes with the memory storage let a credential
     through twice as often, and each warns at start that it counts alone."""
-    with apps(2, engine_dir, base_env(), tmp_path) as servers:
-        _, limited = credential(servers[0], owner(engine_dir), f"mem-{uuid.uuid4().hex[:8]}", "read_only")
+    with apps(2, shared.data_dir, shared.env(), tmp_path) as servers:
+        _, limited = credential(servers[0], owner(shared.data_dir), f"mem-{uuid.uuid4().hex[:8]}", "read_only")
         assert reads_allowed(servers, limited, READS_PER_WINDOW + 3) == READS_PER_WINDOW + 3
         for app in servers:
             assert "each process counts alone" in app.log.read_text()
 
 
 def test_serve_with_workers_owns_its_engine_and_sums_its_metrics(tmp_path: Path) -> None:
-    """``serve --workers 2`` on a data directory of its own: the parent starts the engine (workers attach),
-    the metrics of a scrape count the requests every worker answered, and SIGTERM stops the engine too."""
+    """``serve --workers 2`` on a data directory and a database of its own: the metrics of a scrape count the
+    requests every worker answered; on the bundled engine the parent starts the engine (workers attach), and
+    SIGTERM stops the engine too."""
     data_dir = tmp_path / "data"
-    env = base_env()
+    with own_store(data_dir) as store:
+        serves_with_workers(Shared(data_dir, store), tmp_path)
+
+
+def serves_with_workers(own: Shared, tmp_path: Path) -> None:
+    # a read limit above the 30 reads: each worker counts alone, and the kernel may give one of them most
+    data_dir, env = own.data_dir, own.env(GRAPHMEM_RATE_LIMIT_READS="100")
     with apps(1, data_dir, env, tmp_path, "--workers", "2") as (server,):
         headers = owner(data_dir)
         for _ in range(30):  # fresh connections: the kernel spreads them over the workers (all 30 on the worker
             # that answers the scrape, which would make the sum below pass without summing: 2^-30)
             assert httpx.get(server.url + "/v1/memories", headers=headers, timeout=30).status_code == 200
-        assert httpx.get(server.url + "/health", timeout=10).json()["engine"]["owned"] is False  # a worker's view
+        engine = httpx.get(server.url + "/health", timeout=10).json()["engine"]
+        assert engine.get("owned") is (None if ON_NEO4J else False)  # a worker's view
         metrics = httpx.get(server.url + "/metrics", timeout=10).text
         line = next(line for line in metrics.splitlines()
                     if line.startswith('graphmem_http_requests_total{method="GET",route="/v1/memories"'))
         assert float(line.rsplit(" ", 1)[1]) == 30
         assert "2 worker processes serve this port: each process counts alone" in server.log.read_text()
+        if ON_NEO4J:
+            return
         status = json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir), env=env).stdout)
         assert status["state"] == "running" and status["owner_pid"] == pid_of(server)
     status = json.loads(graphmem("engine", "status", "--json", "--data-dir", str(data_dir), env=env).stdout)

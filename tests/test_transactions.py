@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import neo4j
@@ -19,7 +19,7 @@ from graphmem.runtime import Runtime
 from graphmem.service import MemoryService
 from graphmem.store.driver import GraphStore, RetryTransaction, Tx
 from graphmem.turns import Turns
-from helpers import counts, make_settings, query
+from helpers import counts, query, store_address
 
 pytestmark = pytest.mark.engine  # starts engines or servers of its own
 
@@ -91,8 +91,8 @@ def test_hard_delete_failing_half_way_deletes_nothing(service: MemoryService, ct
 def retrying(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], GraphStore]]:
     """Stores on the test engine with a given retry budget, whose waits between attempts are instant (the
     budget is then spent on real attempts, many more than a count of attempts would have allowed)."""
-    assert runtime.engine is not None
-    driver = GraphStore.open_driver(runtime.engine.bolt_uri, "root", runtime.engine.password(), 2.0)
+    address = store_address(runtime)
+    driver = GraphStore.open_driver(address["neo4j_uri"], address["neo4j_user"], address["neo4j_password"], 2.0)
     monkeypatch.setattr(GraphStore, "_sleep", staticmethod(lambda seconds: None))
     yield lambda budget: GraphStore(driver, runtime.store.database, runtime.store.dialect, transaction_timeout_s=5,
                                     retry_budget_s=budget)
@@ -242,6 +242,35 @@ def test_writes_that_run_alone_take_their_turns_in_the_order_they_asked() -> Non
     assert order == list(range(6))
 
 
+def test_two_writes_that_lock_each_other_s_records_both_commit(runtime: Runtime, service: MemoryService,
+                                                                  ctx: CallerContext, ns: str,
+                                                                  graph: neo4j.Driver) -> None:
+    """Two writes lock the same two memories in opposite orders, each holding its first lock until the other has
+    taken its own: a real deadlock on Neo4j (which fails one of them with a TransientError), a write conflict at
+    commit on the bundled engine. Either way the store's one retry loop tries the loser again, and both commit."""
+    first, second = add(service, ctx, ns, "The first memory."), add(service, ctx, ns, "The second memory.")
+    both_hold_one = threading.Barrier(2, timeout=20)
+    attempts: list[str] = []
+
+    def locking(ids: tuple[str, str], name: str) -> Callable[[Tx], None]:
+        def write(tx: Tx) -> None:
+            attempts.append(name)
+            tx.run("chain_lock", id=ids[0], namespaces=[ns], token=name)
+            if attempts.count(name) == 1:
+                both_hold_one.wait()
+            tx.run("chain_lock", id=ids[1], namespaces=[ns], token=name)
+        return write
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(runtime.store.write, locking(ids, name))
+                for ids, name in (((first.id, second.id), "a"), ((second.id, first.id), "b"))]
+        for writer in done:
+            writer.result(60)  # both commit: neither raises
+    assert len(attempts) >= 3 and {"a", "b"} <= set(attempts), attempts  # one of them lost, and went again
+    tokens = query(graph, "MATCH (d:Document) WHERE d.namespace = $ns RETURN d.lock_token AS t", ns=ns)
+    assert len(tokens) == 2 and len({row["t"] for row in tokens}) == 1  # one of them committed last, whole
+
+
 def test_a_conflict_the_request_causes_is_not_retried(retrying: Callable[[float], GraphStore]) -> None:
     calls = 0
 
@@ -255,9 +284,9 @@ def test_a_conflict_the_request_causes_is_not_retried(retrying: Callable[[float]
     assert calls == 1
 
 
-def test_the_removed_attempt_count_is_said_to_be_ignored(run_root: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_removed_attempt_count_is_said_to_be_ignored(runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level("WARNING", logger="graphmem.runtime"), \
-            Runtime.open(make_settings(run_root / "shared", write_retry_attempts=12), own_engine=False):
+            Runtime.open(runtime.settings.model_copy(update={"write_retry_attempts": 12}), own_engine=False):
         pass
     said = [r.getMessage() for r in caplog.records if "GRAPHMEM_WRITE_RETRY_ATTEMPTS" in r.getMessage()]
     assert len(said) == 1 and "ignored" in said[0]
