@@ -80,7 +80,7 @@ def test_processes_starting_at_once_on_a_new_database_make_one_schema(runtime: R
 def test_the_server_sends_no_notification_the_driver_would_log(runtime: Runtime, tmp_path: Path,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     """On a new database the statements name properties no node has yet. Neo4j warns of each, and the driver
-    logs the warning with the whole statement (no log line carries Cypher): graphmem's sessions ask for none.
+    logs the warning with the whole statement (no log line carries Cypher): graphmem's driver asks for none.
     The control, a session of the test's own, shows the warning Neo4j sends otherwise."""
     statement = runtime.store.dialect.prepare(statements()["job_next"].text)
     with new_database(runtime) as database, caplog.at_level("INFO", logger="neo4j.notifications"), \

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from graphmem.config import DialectChoice
 from graphmem.errors import ConfigurationError
@@ -60,14 +59,6 @@ class Dialect:
     def write_budget_bytes(self) -> int:
         """The most one write statement sends (``Tx.run_chunked`` cuts larger writes into parts)."""
         return WRITE_BUDGET_BYTES
-
-    @property
-    def session_options(self) -> dict[str, Any]:
-        """Options of every session. Neo4j sends notifications (a property no node has yet, on a new database)
-        that the driver logs as warnings quoting the whole statement, and no log line carries Cypher: the
-        server is asked to send none (deprecated syntax is caught by Neo4j's own parser, in the Cypher gate).
-        The bundled engine sends none and its Bolt version has no such option."""
-        return {"notifications_min_severity": "OFF"} if self.is_neo4j else {}
 
     def prepare(self, text: str) -> str:
         """Neo4j 2026.02+ defaults to Cypher 25; the statements are Cypher 5. ArcadeDB rejects the prefix."""

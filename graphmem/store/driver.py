@@ -322,6 +322,10 @@ class GraphStore:
             user_agent="graphmem",
             # graphmem retries itself (see the module docstring); keep the driver's own loop short.
             max_transaction_retry_time=0.0,
+            # Neo4j warns of each property no node has yet (every statement, on a new database), and the
+            # driver logs each warning quoting the whole statement; no log line carries Cypher. Deprecated
+            # syntax is caught by Neo4j's own parser in the Cypher gate instead.
+            notifications_min_severity="OFF",
         )
 
     def server_info(self) -> ServerInfo:
@@ -376,8 +380,7 @@ class GraphStore:
         raise AssertionError("unreachable")  # pragma: no cover - Retrying either returns or raises
 
     def _once(self, fn: Callable[[Tx], T], mode: str) -> T:
-        with self._driver.session(database=self.database, default_access_mode=mode,
-                                  **self.dialect.session_options) as session, \
+        with self._driver.session(database=self.database, default_access_mode=mode) as session, \
                 session.begin_transaction(timeout=self._timeout) as tx:
             result = fn(Tx(tx, self.dialect, self._named, self.memo, self._ran))
             tx.commit()
@@ -387,7 +390,7 @@ class GraphStore:
         """Schema statements (DDL and ``SHOW``) run outside explicit transactions on Neo4j."""
         statement = self._named[name]
         try:
-            with self._driver.session(database=self.database, **self.dialect.session_options) as session:
+            with self._driver.session(database=self.database) as session:
                 rows = record_dicts(session.run(self.dialect.prepare(statement.text), params))
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
