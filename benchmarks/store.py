@@ -1,16 +1,18 @@
 """Store benchmark: add 1,000 documents of ~5 sentences through the service layer, then read 1,000 by id.
 
-Runs against the bundled engine in a fresh temporary data directory, with the deterministic hashing
-embedder so the numbers are the store's, not the model's (benchmarks/ingest.py measures the models).
+Runs against the bundled engine in a fresh temporary data directory, or with ``--engine neo4j`` against a new
+Neo4j Community from tools/neo4j (``mvn -q -B -f tools/neo4j/pom.xml package`` first), with the deterministic
+hashing embedder so the numbers are the store's, not the model's (benchmarks/ingest.py measures the models).
 spaCy still runs: every add goes through the whole ingestion pipeline. Prints one-at-a-time adds, batched
 adds (one transaction of UNWIND statements per batch), and reads.
 
-    .venv/bin/python benchmarks/store.py [--documents 1000] [--batch 100]
+    .venv/bin/python benchmarks/store.py [--documents 1000] [--batch 100] [--engine bundled|neo4j]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import tempfile
@@ -21,6 +23,8 @@ from pathlib import Path
 from graphmem.config import Settings
 from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
+from graphmem.store.processes import free_port
+from services import neo4j_process
 
 WORDS = [
     "alice", "bob", "carol", "graph", "memory", "project", "decision", "meeting", "lisbon", "berlin",
@@ -45,10 +49,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--engine", choices=["bundled", "neo4j"], default="bundled")
     args = parser.parse_args()
     rng = random.Random(7)
-    with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
-        settings = Settings(_env_file=None, neo4j_uri=None, data_dir=Path(tmp), embedder="hashing")  # type: ignore[call-arg]
+    with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp, contextlib.ExitStack() as servers:
+        server = servers.enter_context(neo4j_process(Path(tmp) / "neo4j", free_port())).settings() \
+            if args.engine == "neo4j" else {"neo4j_uri": None}
+        settings = Settings(_env_file=None, data_dir=Path(tmp), embedder="hashing", **server)  # type: ignore[call-arg]
         runtime = Runtime.open(settings)
         try:
             service = runtime.service
@@ -81,8 +88,9 @@ def main() -> None:
 
             facts = sum(1 for t in texts for _ in t.split(". "))
             n = args.documents
-            print(f"engine: {runtime.versions['server']} (bundled, heap {runtime.settings.engine_heap}), "
-                  f"embedder {runtime.versions['embedder']}, spaCy extraction on")
+            memory = f"bundled, heap {runtime.settings.engine_heap}" if runtime.engine else "tools/neo4j, heap 768m"
+            print(f"engine: {runtime.versions['server']} ({memory}), embedder {runtime.versions['embedder']}, "
+                  "spaCy extraction on")
             print(f"documents: {n} of 5 sentences ({facts} facts), avg {statistics.mean(map(len, texts)):.0f} chars")
             print(f"add one at a time : {single:6.2f} s  {n / single:7.1f} docs/s  "
                   f"p50 {percentile(latencies, .5) * 1000:.1f} ms  p95 {percentile(latencies, .95) * 1000:.1f} ms")
