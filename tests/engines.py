@@ -5,10 +5,10 @@
 
 * the **shared** server, behind the session's ``runtime``: tests isolate by namespace there, as on the bundled
   engine (Community has one user database);
-* a **spare**, for the tests that need a store nobody else writes (``helpers.new_database``, ``own_store``):
+* a **spare**, for the tests that need a store nobody else writes (``helpers.new_database``, ``helpers.own_store``):
   wiped (data, indexes and constraints) before each use, so it is a new database each time (a second spare
   starts only while the first is held);
-* a server of **its own** (``own_neo4j``) for a test that stops or kills its database.
+* a server of **its own** (``helpers.own_database``) for a test that stops or kills its database.
 
 Servers start on first use and stop when the session ends. A test that cannot apply to Neo4j is skipped there
 with ``bundled_only(reason)``, and only for one of ``BundledOnly``'s reasons: ``.ci/run`` fails on any other

@@ -73,15 +73,10 @@ class Tx:
         statement = self._named[name]
         text = self._dialect.prepare(statement.text)
         try:
-            rows = record_dicts(self._tx.run(text, quiet(params)))
+            return recorded(self._ran, name, lambda: record_dicts(self._tx.run(text, quiet(params))))
         except Neo4jError as exc:  # the operator's log names the statement; the server's message quotes it whole
             exc.add_note(f"{STATEMENT_NOTE}{name}\n{text}")
-            if self._ran is not None:
-                self._ran.failed(name, exc.code)
             raise
-        if self._ran is not None:
-            self._ran.ran(name)
-        return rows
 
     def single(self, name: StatementName, /, **params: Any) -> dict[str, Any] | None:
         rows = self.run(name, **params)
@@ -104,6 +99,20 @@ class Tx:
         for part in chunks(rows, self._dialect.write_budget_bytes):
             results.extend(self.run(name, **{key: part}, **params))
         return results
+
+
+def recorded(ran: StatementLog | None, name: str, run: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """``run()``'s rows, the statement ``name`` noted in the process's statement log, if it keeps one, as run
+    or as refused."""
+    if ran is None:
+        return run()
+    try:
+        rows = run()
+    except Neo4jError as exc:
+        ran.failed(name, exc.code)
+        raise
+    ran.ran(name)
+    return rows
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None), list, dict})
@@ -391,16 +400,10 @@ class GraphStore:
         statement = self._named[name]
         try:
             with self._driver.session(database=self.database) as session:
-                rows = record_dicts(session.run(self.dialect.prepare(statement.text), params))
+                return recorded(self._ran, name,
+                                lambda: record_dicts(session.run(self.dialect.prepare(statement.text), params)))
         except _CONNECTION_ERRORS as exc:
             raise _unavailable(exc) from None
-        except Neo4jError as exc:
-            if self._ran is not None:
-                self._ran.failed(name, exc.code)
-            raise
-        if self._ran is not None:
-            self._ran.ran(name)
-        return rows
 
     def close(self) -> None:
         self._driver.close()

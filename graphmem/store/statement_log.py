@@ -4,7 +4,7 @@ Each process appends to a file of its own in the directory: ``ok <name>`` the fi
 runs a statement to its end, and ``error <name> <code>`` each time the server refuses one. A line is written
 and flushed as it happens, so a process killed with SIGKILL keeps what it ran. Only runs that come from
 graphmem's code count: a statement a test sends through a transaction of its own is not coverage of the
-service, the CLI or a front end. ``tests/coverage.py`` reads the files of a run together.
+service, the CLI or a front end. ``tests/statement_coverage.py`` reads the files of a run together.
 """
 
 from __future__ import annotations
