@@ -15,13 +15,15 @@ from pathlib import Path
 
 from graphmem.service.guide import GUIDE_STATEMENTS
 from graphmem.store.queries import statements
+from graphmem.store.schema import RACED_DDL_CODES
 
 # Statements graphmem's code never runs on Neo4j, each with the reason.
 _BROWSER = ("Neo4j Browser runs it from graphmem's guide (graphmem serves its text and runs it never); "
             "tests/test_browser_pages.py runs it on the server")
 NOT_RUN: dict[str, str] = {name: _BROWSER for name in GUIDE_STATEMENTS}
-# Codes of refusals that are a part of normal work: a write that meets another is retried (the store's loop).
-RETRIED = ("Neo.TransientError.", "Neo.ClientError.Schema.ConstraintValidationFailed")
+# Codes of refusals that are a part of normal work, and retried: a write that meets another (the store's loop),
+# and schema DDL that lost a race to another process starting on the same database (the bootstrap's).
+RETRIED = ("Neo.TransientError.", "Neo.ClientError.Schema.ConstraintValidationFailed", *sorted(RACED_DDL_CODES))
 
 
 def read(directory: Path) -> tuple[set[str], Counter[tuple[str, str]], int]:

@@ -8,17 +8,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import get_args
 
+import httpx
 import neo4j
 import pytest
 
+from engines import DATABASE
+from graphmem.model import CallerContext, DocumentInput
 from graphmem.runtime import Runtime
 from graphmem.store import dialect as dialects
 from graphmem.store.dialect import SearchIndex
 from graphmem.store.driver import Tx
 from graphmem.store.names import StatementName
 from graphmem.store.queries import CYPHER_DIR, load_statements, statements
-from graphmem.store.schema import SCHEMA_VERSION, bootstrap
-from helpers import graph_driver, make_settings, new_database, query
+from graphmem.store.schema import SCHEMA_VERSION, arcadedb_sql, bootstrap
+from helpers import graph_driver, make_settings, new_database, query, store_address
 
 
 def _schema(runtime: Runtime) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
@@ -50,17 +53,50 @@ def test_bootstrap_twice_is_identical(runtime: Runtime) -> None:
             "entity_key"} <= constraint_names
 
 
+def _drop_search_indexes(runtime: Runtime) -> None:
+    """The search indexes out of ``runtime``'s database, as the engine drops them (Neo4j over Bolt, the bundled
+    engine over its HTTP API)."""
+    names = [runtime.store.dialect.index_name(index) for index in SearchIndex]
+    if runtime.store.dialect.is_neo4j:
+        with graph_driver(runtime) as driver, driver.session(database=runtime.store.database) as session:
+            for name in names:
+                session.run(f"DROP INDEX {name}").consume()
+        return
+    address = store_address(runtime)
+    with httpx.Client(auth=(address["neo4j_user"], address["neo4j_password"]), timeout=60) as client:
+        for name in names:
+            arcadedb_sql(client, address["arcadedb_http_url"], runtime.store.database, f"DROP INDEX `{name}`")
+
+
 def test_a_new_database_and_one_holding_the_schema_both_start_cleanly(runtime: Runtime, tmp_path: Path) -> None:
-    """A store with nothing in it gets the whole schema, its search indexes online before the runtime is open
-    (Neo4j builds them in the background: the bootstrap waits); opened again, it starts with the same schema."""
+    """A store with nothing in it gets the whole schema; opened again, it starts with the same schema. One whose
+    search indexes were lost gets them back, built over the memories it holds, before the runtime is open:
+    Neo4j populates an index in the background, and the bootstrap waits for it (``db.awaitIndexes``)."""
+    ctx = CallerContext.for_namespaces("kept")
     with new_database(runtime) as database:
         with Runtime.open(make_settings(tmp_path, **database)) as first:
             indexes, constraints = _schema(first)
             assert {first.store.dialect.index_name(index) for index in SearchIndex} <= {i["name"] for i in indexes}
-            if first.store.dialect.is_neo4j:
-                assert first.store.run_autocommit("indexes_populating") == [{"populating": 0}]
+            kept = [first.service.add_memory(ctx, "kept", DocumentInput(
+                content=f"Quokka census number {n} was counted on Rottnest.")).document.id for n in range(30)]
         with Runtime.open(make_settings(tmp_path, **database)) as second:
             assert _schema(second) == (indexes, constraints) and second.schema_version == SCHEMA_VERSION
+            _drop_search_indexes(second)
+        with Runtime.open(make_settings(tmp_path, **database)) as third:
+            assert _schema(third) == (indexes, constraints)
+            if third.store.dialect.is_neo4j:
+                assert third.store.run_autocommit("indexes_populating") == [{"populating": 0}]
+            (probe,) = third.service.pipeline.embedder.embed(["Quokka census number 7 was counted on Rottnest."])
+
+            def indexed(tx: Tx) -> tuple[int, int]:
+                scope = {"namespaces": ["kept"], "k": 100, "limit": 100}
+                text = tx.run("index_probe_fulltext", index=third.store.dialect.index_name(SearchIndex.fact_text),
+                              query="quokka", **scope)
+                vector = tx.run("index_probe_vector", index=third.store.dialect.index_name(
+                    SearchIndex.fact_embedding), vector=probe, **scope)
+                return len(text), len(vector)
+
+            assert third.store.read(indexed) == (len(kept), len(kept))  # both indexes hold every fact
 
 
 def test_processes_starting_at_once_on_a_new_database_make_one_schema(runtime: Runtime, tmp_path: Path) -> None:
@@ -91,6 +127,26 @@ def test_the_server_sends_no_notification_the_driver_would_log(runtime: Runtime,
             session.run(statement, now=0).consume()
     warned = [record for record in caplog.records if record.name == "neo4j.notifications"]
     assert bool(warned) is runtime.store.dialect.is_neo4j
+
+
+def test_every_statement_is_planned_by_the_server_as_the_dialect_sends_it(runtime: Runtime,
+                                                                         graph: neo4j.Driver) -> None:
+    """Each named statement (the schema's DDL aside, which has no plan), prefixed as the dialect prefixes it, is
+    planned by the server (EXPLAIN: parsed, checked and planned, not run): on Neo4j with `CYPHER 5` first, since
+    newer releases default to Cypher 25. The bundled engine refuses that prefix, which is why the seam adds it on
+    Neo4j alone."""
+    dialect = runtime.store.dialect
+    planned = [name for name, statement in statements().items() if not statement.source.startswith("schema.")]
+    with graph.session(database=DATABASE) as session:
+        for name in planned:
+            assert session.run("EXPLAIN " + dialect.prepare(statements()[name].text)).consume().plan, name
+        prefixed = session.run("EXPLAIN CYPHER 5 RETURN 1").consume if dialect.is_neo4j else None
+        if prefixed is not None:
+            assert prefixed().plan
+        else:
+            with pytest.raises(neo4j.exceptions.CypherSyntaxError):
+                session.run("CYPHER 5 RETURN 1").consume()
+    assert len(planned) > 150 and dialect.prepare("RETURN 1").startswith("CYPHER 5") is dialect.is_neo4j
 
 
 def test_schema_version_recorded_in_system_namespace(graph: neo4j.Driver) -> None:

@@ -50,7 +50,7 @@ def arcadedb_sql(client: httpx.Client, http_url: str, database: str, command: st
 
 # What the loser of a race between two processes creating the same index or constraint hears (the DDL says IF
 # NOT EXISTS, which neither engine makes atomic): the bundled engine's HTTP API a 500, Neo4j these codes.
-_RACED_DDL_CODES = frozenset({"Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+RACED_DDL_CODES = frozenset({"Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
                               "Neo.ClientError.Schema.IndexAlreadyExists",
                               "Neo.ClientError.Schema.ConstraintAlreadyExists"})
 
@@ -58,7 +58,7 @@ _RACED_DDL_CODES = frozenset({"Neo.ClientError.Schema.EquivalentSchemaRuleAlread
 def _lost_a_ddl_race(exc: BaseException) -> bool:
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code >= 500
-    return isinstance(exc, Neo4jError) and (exc.code in _RACED_DDL_CODES or exc.is_retryable())
+    return isinstance(exc, Neo4jError) and (exc.code in RACED_DDL_CODES or exc.is_retryable())
 
 
 # Several app processes starting at once on a new database race on the schema DDL. A statement that lost is
