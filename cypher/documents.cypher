@@ -68,13 +68,15 @@ CREATE (new)-[:PREVIOUS_VERSION]->(old)
 RETURN count(*) AS linked
 
 // Locks the latest version of the chain that holds $id (a write lock on Neo4j, a write conflict on
-// the bundled engine), so that update, forget, redact and restore of one memory serialise.
+// the bundled engine), so that update, forget, redact and restore of one memory serialise. The latest is
+// optional: Neo4j reads committed data without a snapshot, so while another update of the chain commits, a
+// read may find the old version no longer latest and the new one not yet there (latest_id null: look again).
 // name: chain_lock
 MATCH (d:Document {id: $id})
 WHERE d.namespace IN $namespaces
-MATCH (l:Document {chain_id: d.chain_id})
+OPTIONAL MATCH (l:Document {chain_id: d.chain_id})
 WHERE l.namespace = d.namespace AND l.is_latest
-SET l.lock_token = $token
+FOREACH (latest IN CASE WHEN l IS NULL THEN [] ELSE [l] END | SET latest.lock_token = $token)
 RETURN d.id AS id, d.namespace AS namespace, d.chain_id AS chain_id, d.version AS version,
        d.is_latest AS is_latest, d.is_forgotten AS is_forgotten, d.is_redacted AS is_redacted,
        l.id AS latest_id, l.version AS latest_version, l.is_latest AS latest_still_latest,

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import neo4j
 import pytest
 from factories import add, update
 
-from graphmem.errors import Conflict, GraphmemError
-from graphmem.model import CallerContext
+from graphmem.errors import Conflict, GraphmemError, NotFound
+from graphmem.model import CallerContext, HistoryOptions
 from graphmem.results import Document
 from graphmem.service import MemoryService
 from helpers import counts, query
@@ -124,3 +126,36 @@ def _attempt(service: MemoryService, ctx: CallerContext, doc_id: str, i: int) ->
         return update(service, ctx, doc_id, f"Writer {i}.")
     except GraphmemError as exc:
         return exc
+
+
+def test_updaters_racing_on_one_chain_are_told_409_never_404(service: MemoryService, ctx: CallerContext,
+                                                              ns: str, graph: neo4j.Driver) -> None:
+    """Each writer reads the latest id and updates it, over and over. Neo4j reads committed data without a
+    snapshot, so a writer may look for the latest while another update commits and see no version latest
+    at all: that is a race to retry, not a memory that is gone."""
+    first = add(service, ctx, ns, "Version zero of the shared note.")
+    seen: Counter[str] = Counter()
+    stop = time.monotonic() + 8
+
+    def keep_updating(writer: int) -> None:
+        attempt = 0
+        while time.monotonic() < stop:
+            attempt += 1
+            latest = service.history(ctx, first.id, HistoryOptions(limit=1)).items[0].id
+            try:
+                update(service, ctx, latest, f"Version {attempt} by writer {writer}.")
+                seen["updated"] += 1
+            except Conflict:
+                seen["conflict"] += 1
+            except NotFound:
+                seen["not found"] += 1
+
+    writers = [threading.Thread(target=keep_updating, args=(n,)) for n in range(6)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert seen["not found"] == 0 and seen["updated"] > 0, seen
+    rows = query(graph, "MATCH (d:Document {chain_id: $c}) RETURN count(d) AS n, "
+                        "sum(CASE WHEN d.is_latest THEN 1 ELSE 0 END) AS latest", c=first.id)
+    assert rows == [{"n": seen["updated"] + 1, "latest": 1}]

@@ -117,7 +117,7 @@ def lock_chain(tx: Tx, ctx: CallerContext, doc_id: str) -> dict[str, Any]:
     row = tx.single("chain_lock", id=doc_id, namespaces=ctx.readable, token=uuid.uuid4().hex)
     if row is None:
         raise NotFound(f"no memory with id {doc_id!r}", id=doc_id)
-    if not row["latest_still_latest"]:
-        raise RetryTransaction  # a concurrent update won the race for the lock; look again
+    if row["latest_id"] is None or not row["latest_still_latest"]:
+        raise RetryTransaction  # a concurrent update is committing, or won the race for the lock; look again
     writable(ctx, row["namespace"])
     return row
